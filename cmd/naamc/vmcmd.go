@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cilium/ebpf/asm"
+	"github.com/spf13/cobra"
+
+	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/vm"
+)
+
+func newVMCmd() *cobra.Command {
+	var (
+		memFile, memHex, tier string
+		bench                 int
+		budget                uint64
+	)
+	cmd := &cobra.Command{
+		Use:   "vm [--mem FILE | --mem-hex HEX] [--tier interp|jit] [--bench N] PROGRAM",
+		Short: "Run a raw eBPF program in the interpreter",
+		Long: `vm runs PROGRAM in raw mode, unverified, with bounds-checked memory: r1 points
+to the memory given by --mem or --mem-hex (read-write), r2 holds its length.
+PROGRAM is a file of little-endian 8-byte instruction slots, or eBPF text
+(a .s or .asm file, or any file without NUL bytes). Helper 5 is the
+conformance suite's "unwind" (returns r1); no other helpers exist.
+
+The last line of stdout is r0 as 0x...; exit status 0. A fault (out-of-bounds
+access, budget exhausted, ...) exits 1 with the reason on stderr.
+
+With --bench N the program runs N times on the same memory after one
+checked run, and the last line is "ns/run: X" (after insns/run and ns/insn).`,
+		Example: `  naamc vm prog.s
+  naamc vm --mem-hex "00 00 00 01 00 00 00 02" prog.bin
+  naamc vm --mem packet.bin --bench 100000 prog.s`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if memFile != "" && memHex != "" {
+				return &exitError{code: exitTool, msg: "--mem and --mem-hex are exclusive"}
+			}
+			switch tier {
+			case "interp":
+			case "jit":
+				return &exitError{code: exitTool, msg: "--tier jit: the JIT tier is not built yet; use --tier interp"}
+			default:
+				return &exitError{code: exitTool, msg: fmt.Sprintf("--tier %q: want interp or jit", tier)}
+			}
+			if bench < 0 {
+				return &exitError{code: exitTool, msg: "--bench must be positive"}
+			}
+			mem, err := readMem(memFile, memHex)
+			if err != nil {
+				return &exitError{code: exitTool, msg: err.Error()}
+			}
+			insns, err := readProgram(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			p, err := vm.Load(insns)
+			if err != nil {
+				return rejected(cmd, args[0]+": ", err)
+			}
+			m := vm.NewMachine(vm.Options{Budget: budget, Helpers: vm.RawHelpers})
+			r0, err := m.RunRaw(p, mem)
+			if err != nil {
+				return &exitError{code: exitRejected, msg: err.Error()}
+			}
+			out := cmd.OutOrStdout()
+			if bench == 0 {
+				fmt.Fprintf(out, "%#x\n", r0)
+				return nil
+			}
+			insnsPerRun := m.Executed()
+			start := time.Now()
+			for range bench {
+				if _, err := m.RunRaw(p, mem); err != nil {
+					return &exitError{code: exitRejected, msg: err.Error()}
+				}
+			}
+			nsPerRun := float64(time.Since(start).Nanoseconds()) / float64(bench)
+			fmt.Fprintf(out, "%#x\n", r0)
+			fmt.Fprintf(out, "insns/run: %d\n", insnsPerRun)
+			fmt.Fprintf(out, "ns/insn: %.3f\n", nsPerRun/float64(max(insnsPerRun, 1)))
+			fmt.Fprintf(out, "ns/run: %.1f\n", nsPerRun)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&memFile, "mem", "", "file whose bytes are the program's memory")
+	f.StringVar(&memHex, "mem-hex", "", `memory as hex bytes, spaces allowed ("00 01 ff")`)
+	f.StringVar(&tier, "tier", "interp", "execution tier: interp (jit is not built yet)")
+	f.IntVar(&bench, "bench", 0, "run N times and print ns/run last")
+	f.Uint64Var(&budget, "budget", 0, fmt.Sprintf("instruction budget per run (0: %d)", vm.DefaultBudget))
+	return cmd
+}
+
+func readMem(file, hexText string) ([]byte, error) {
+	switch {
+	case file != "":
+		return os.ReadFile(file)
+	case hexText != "":
+		b, err := hex.DecodeString(strings.Join(strings.Fields(hexText), ""))
+		if err != nil {
+			return nil, fmt.Errorf("--mem-hex: %v", err)
+		}
+		return b, nil
+	}
+	return nil, nil
+}
+
+// readProgram reads raw slots or assembly text: .s and .asm files are text,
+// and so is any file without a NUL byte (raw slots nearly always have one).
+func readProgram(cmd *cobra.Command, path string) (asm.Instructions, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &exitError{code: exitTool, msg: err.Error()}
+	}
+	ext := filepath.Ext(path)
+	text := ext == ".s" || ext == ".asm" || (len(data) > 0 && !bytes.Contains(data, []byte{0}) && ext != ".bin")
+	var insns asm.Instructions
+	if text {
+		insns, err = bytecode.Assemble(string(data))
+		if err != nil {
+			return nil, rejected(cmd, path+":", err)
+		}
+		return insns, nil
+	}
+	insns, err = bytecode.Decode(data)
+	if err != nil {
+		return nil, rejected(cmd, path+": ", err)
+	}
+	return insns, nil
+}

@@ -1,0 +1,15 @@
+module github.com/naam-project/naam
+
+go 1.26
+
+require (
+	github.com/cilium/ebpf v0.22.0
+	github.com/spf13/cobra v1.10.2
+)
+
+require (
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/rogpeppe/go-internal v1.16.0 // indirect
+	github.com/spf13/pflag v1.0.10 // indirect
+	golang.org/x/sys v0.43.0 // indirect
+)

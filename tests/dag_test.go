@@ -1,0 +1,57 @@
+package tests
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/naam-project/naam"
+
+// allowedImports is DESIGN.md's package table: which NAAM packages each
+// package may import. Nothing imports upward; internal/ helpers are leaves.
+var allowedImports = map[string][]string{
+	"bytecode":             {},
+	"vm":                   {"bytecode"},
+	"cmd/naamc":            {"bytecode", "vm", "lang", "compiler", "verifier"},
+	"internal/conformance": {},
+	"internal/testprog":    {"bytecode"},
+	"internal/kernel":      {"bytecode"},
+	"tests":                {},
+}
+
+// TestPackageDAG checks every package's NAAM imports (non-test code)
+// against allowedImports, so that a layering mistake fails CI.
+func TestPackageDAG(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"/...").CombinedOutput()
+	if err != nil {
+		t.Skipf("go list unavailable: %v: %s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(strings.TrimPrefix(fields[0], module), "/")
+		allowed, known := allowedImports[pkg]
+		if !known {
+			t.Errorf("package %q is not in the DAG table; add it with its allowed imports", pkg)
+			continue
+		}
+		for _, imp := range fields[1:] {
+			rel, ok := strings.CutPrefix(imp, module+"/")
+			if !ok {
+				continue
+			}
+			if !contains(allowed, rel) {
+				t.Errorf("%s imports %s, which DESIGN.md's DAG does not allow", pkg, rel)
+			}
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

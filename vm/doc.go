@@ -1,0 +1,27 @@
+// Package vm is the eBPF interpreter that runs handler bytecode on a
+// modelled NIC core and on host cores.
+//
+// It implements the whole instruction set of RFC 9669: ALU and ALU32 with
+// the v4 additions (sdiv, smod, movsx), byte swaps, JMP and JMP32 with every
+// condition, ja and gotol, lddw including the region pseudo form, loads and
+// stores of every size including sign-extending loads, all atomics, local
+// (bpf-to-bpf) calls with a 512-byte stack per frame, helper calls through
+// the Helpers interface, and exit.
+//
+// A Program is loaded once (decoded, validated and translated into a compact
+// internal form) and is immutable, so many cores may share it. A Machine is
+// one core's mutable state: registers, stack, call frames and the table of
+// memory segments. Memory is a set of segments (stack, context, request,
+// reply, regions); an address is the segment number in the high 32 bits and
+// the offset in the low 32 bits. In the default checked mode every access is
+// bounds- and rights-checked; Unchecked mode drops those checks and must only
+// run programs that the verifier accepted.
+//
+// Faults (out-of-bounds access, write to read-only memory, misaligned atomic,
+// budget exhausted, call depth, unknown helper) are *Fault errors that match
+// the Err* sentinels with errors.Is. The package never lets a Go panic escape
+// a checked run.
+//
+// The VM sees bytecode only: it knows nothing of the language, the compiler
+// or the verifier.
+package vm

@@ -1,0 +1,47 @@
+package vm_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/vm"
+)
+
+// FuzzVM runs arbitrary slot streams in checked mode: a fuzzed program may
+// fail to load or fault, but must never panic or hit an internal error.
+func FuzzVM(f *testing.F) {
+	for _, src := range []string{
+		"mov %r0, 1\nexit",
+		"ldxdw %r0, [%r1+8]\nexit",
+		"L:\nadd %r0, 1\nja L",
+		"mov %r3, 0\nlock cmpxchg [%r10-8], %r3\nexit",
+		"call local f\nexit\nf:\nstxdw [%r10-8], %r1\nexit",
+		"lddw %r1, region[0]+0\nldxb %r0, [%r1]\nexit",
+	} {
+		insns, err := bytecode.Assemble(src)
+		if err != nil {
+			f.Fatal(err)
+		}
+		raw, err := bytecode.Encode(insns)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(raw, []byte("0123456789abcdef"))
+	}
+	f.Fuzz(func(t *testing.T, raw, mem []byte) {
+		p, err := vm.LoadRaw(raw)
+		if err != nil {
+			return
+		}
+		m := vm.NewMachine(vm.Options{Budget: 10_000, Helpers: vm.RawHelpers})
+		m.Map(vm.RegionSegment(0), make([]byte, 64), true)
+		_, err = m.RunRaw(p, mem)
+		if errors.Is(err, vm.ErrInternal) {
+			t.Fatalf("internal error: %v", err)
+		}
+		if err != nil && !errors.As(err, new(*vm.Fault)) {
+			t.Fatalf("run error %T is not a *vm.Fault: %v", err, err)
+		}
+	})
+}

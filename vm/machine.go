@@ -1,0 +1,126 @@
+package vm
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// DefaultBudget is the instruction budget of a run when Options.Budget is 0.
+const DefaultBudget = 10_000_000
+
+// Options configure a Machine. The zero value is a checked machine with the
+// default budget and no helpers.
+type Options struct {
+	// Budget is the most instructions one run may execute; exceeding it is
+	// an ErrBudget fault. 0 means DefaultBudget.
+	Budget uint64
+	// Helpers serves call instructions; nil means every call faults.
+	Helpers Helpers
+	// Unchecked drops bounds, rights and alignment checks on memory
+	// accesses. Only programs accepted by the verifier may run unchecked:
+	// an unverified program can corrupt the host process.
+	Unchecked bool
+}
+
+// Helpers serves helper calls. Call runs helper id with the arguments in
+// r1–r5 and returns the value for r0; an error becomes an ErrHelper fault.
+// m gives access to the program's memory (Machine.Bytes).
+type Helpers interface {
+	Call(m *Machine, id uint32, r1, r2, r3, r4, r5 uint64) (uint64, error)
+}
+
+// HelperFunc is one helper.
+type HelperFunc func(m *Machine, r1, r2, r3, r4, r5 uint64) (uint64, error)
+
+// HelperTable serves helpers by number; a nil entry is an unknown helper.
+type HelperTable []HelperFunc
+
+// Call implements Helpers.
+func (t HelperTable) Call(m *Machine, id uint32, r1, r2, r3, r4, r5 uint64) (uint64, error) {
+	if uint64(id) >= uint64(len(t)) || t[id] == nil {
+		return 0, fmt.Errorf("unknown helper %d", id)
+	}
+	return t[id](m, r1, r2, r3, r4, r5)
+}
+
+// frame is what a local call saves: the return slot and the caller's
+// callee-saved registers r6–r9 and frame pointer.
+type frame struct {
+	ret  int
+	regs [5]uint64 // r6..r10
+}
+
+// Machine is the state of one core: stack, call frames and memory map. A
+// Machine runs one program at a time and is not safe for concurrent use;
+// give each core its own.
+type Machine struct {
+	stack  [stackBytes / 8]uint64 // first, so it is 8-byte aligned
+	segs   [numSegments]segment
+	frames [MaxCallDepth]frame
+	opts   Options
+	budget uint64
+	pc     int    // slot being executed, for helper faults
+	steps  uint64 // instructions executed by the last run
+}
+
+// NewMachine returns a machine with an empty memory map but for its stack.
+func NewMachine(opts Options) *Machine {
+	m := &Machine{opts: opts, budget: opts.Budget}
+	if m.budget == 0 {
+		m.budget = DefaultBudget
+	}
+	base := unsafe.Pointer(&m.stack[0])
+	m.segs[SegStack] = segment{base: base, size: stackBytes, writable: true, data: unsafe.Slice((*byte)(base), stackBytes)}
+	return m
+}
+
+// Executed returns the number of instructions the last run executed,
+// including the one that faulted.
+func (m *Machine) Executed() uint64 { return m.steps }
+
+// Options returns the machine's configuration.
+func (m *Machine) Options() Options { return m.opts }
+
+// RunRaw runs p in raw mode, the bpf_conformance convention: r1 points to
+// mem (mapped read-write as the request segment), r2 holds its length.
+func (m *Machine) RunRaw(p *Program, mem []byte) (uint64, error) {
+	addr := uint64(0)
+	if len(mem) > 0 {
+		addr = m.Map(SegRequest, mem, true)
+	} else {
+		m.Unmap(SegRequest)
+	}
+	return m.Run(p, addr, uint64(len(mem)))
+}
+
+// Run executes p from its first instruction with args in r1, r2, … (at most
+// five) and returns r0. Registers not given start at zero; r10 points to the
+// top of the first stack frame.
+func (m *Machine) Run(p *Program, args ...uint64) (uint64, error) {
+	return m.RunAt(p, 0, args...)
+}
+
+// RunAt is Run starting at slot entry (a handler's entry point).
+func (m *Machine) RunAt(p *Program, entry int, args ...uint64) (r0 uint64, err error) {
+	if entry < 0 || entry >= p.slots || p.code[entry].op == opInvalid {
+		return 0, fmt.Errorf("vm: entry point %d is not an instruction of a %d-slot program", entry, p.slots)
+	}
+	if len(args) > 5 {
+		return 0, fmt.Errorf("vm: %d arguments, at most 5 (r1-r5)", len(args))
+	}
+	var regs [11]uint64
+	copy(regs[1:], args)
+	regs[10] = Addr(SegStack, stackBytes)
+	if !m.opts.Unchecked {
+		// Unverified code may read stack it never wrote: give it zeros, not
+		// the previous run's bytes.
+		clear(m.stack[:])
+		defer func() {
+			if r := recover(); r != nil {
+				r0, err = 0, &Fault{Kind: FaultInternal, PC: m.pc, Err: fmt.Errorf("%v", r)}
+			}
+		}()
+	}
+	r0, m.steps, err = m.run(p, entry, &regs)
+	return r0, err
+}

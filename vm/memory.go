@@ -1,0 +1,118 @@
+package vm
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// Segment numbers. An address is segment<<32 | offset, so pointer
+// arithmetic that stays inside a segment never changes the segment, and one
+// that leaves it lands in a different (usually empty) segment and faults.
+type Segment uint32
+
+const (
+	SegNull    Segment = 0 // never mapped: address 0 faults
+	SegStack   Segment = 1
+	SegContext Segment = 2
+	SegRequest Segment = 3
+	SegReply   Segment = 4
+	// SegRegion0 is the first region; region i is SegRegion0+i.
+	SegRegion0 Segment = 8
+	numSegments        = 256
+)
+
+// MaxRegions is how many regions a program may address.
+const MaxRegions = numSegments - int(SegRegion0)
+
+// Stack layout: MaxCallDepth frames of StackSize bytes each. Frame 0 (the
+// entry) is at the top; r10 of frame k is stackBytes - k*StackSize.
+const (
+	StackSize    = 512
+	MaxCallDepth = 8
+	stackBytes   = StackSize * MaxCallDepth
+)
+
+// Addr returns the address of byte off of segment seg.
+func Addr(seg Segment, off uint32) uint64 { return uint64(seg)<<32 | uint64(off) }
+
+// RegionSegment returns the segment that holds region i.
+func RegionSegment(i int) Segment { return SegRegion0 + Segment(i) }
+
+type segment struct {
+	base     unsafe.Pointer
+	size     uint64
+	writable bool
+	data     []byte // keeps base alive and serves helpers
+}
+
+func (s Segment) String() string {
+	switch {
+	case s == SegNull:
+		return "null"
+	case s == SegStack:
+		return "stack"
+	case s == SegContext:
+		return "context"
+	case s == SegRequest:
+		return "request"
+	case s == SegReply:
+		return "reply"
+	case s >= SegRegion0 && s < numSegments:
+		return fmt.Sprintf("region%d", s-SegRegion0)
+	}
+	return fmt.Sprintf("segment%d", uint32(s))
+}
+
+// Map makes data visible to programs as segment seg and returns its base
+// address. Mapping an empty slice unmaps the segment. Atomic instructions
+// need data to start on an 8-byte boundary (Go's allocator gives that for
+// slices of 8 bytes or more).
+func (m *Machine) Map(seg Segment, data []byte, writable bool) uint64 {
+	if seg == SegNull || seg == SegStack || seg >= numSegments {
+		panic(fmt.Sprintf("vm: cannot map segment %d", seg))
+	}
+	s := &m.segs[seg]
+	if len(data) == 0 {
+		*s = segment{}
+	} else {
+		*s = segment{base: unsafe.Pointer(unsafe.SliceData(data)), size: uint64(len(data)), writable: writable, data: data}
+	}
+	return Addr(seg, 0)
+}
+
+// Unmap removes segment seg.
+func (m *Machine) Unmap(seg Segment) { m.Map(seg, nil, false) }
+
+// Bytes returns the n bytes at addr for a helper to read (or, with write,
+// to modify), after the same checks a load or store gets.
+func (m *Machine) Bytes(addr, n uint64, write bool) ([]byte, error) {
+	s := &m.segs[(addr>>32)&(numSegments-1)]
+	off := addr & 0xffffffff
+	if addr>>32 >= numSegments || n > s.size || off > s.size-n {
+		return nil, m.memFault(FaultOutOfBounds, m.pc, addr, int(n), "helper access")
+	}
+	if write && !s.writable {
+		return nil, m.memFault(FaultReadOnly, m.pc, addr, int(n), "helper access")
+	}
+	return s.data[off : off+n : off+n], nil
+}
+
+// describe names addr for fault messages: "request+16 (length 12)".
+func (m *Machine) describe(addr uint64) string {
+	seg := Segment(addr >> 32)
+	if addr>>32 >= numSegments {
+		return "no segment"
+	}
+	s := &m.segs[seg]
+	if s.size == 0 && seg != SegStack {
+		return fmt.Sprintf("%s+%d, not mapped", seg, addr&0xffffffff)
+	}
+	if seg == SegStack {
+		return fmt.Sprintf("stack+%d (length %d)", addr&0xffffffff, stackBytes)
+	}
+	return fmt.Sprintf("%s+%d (length %d)", seg, addr&0xffffffff, s.size)
+}
+
+func (m *Machine) memFault(kind FaultKind, pc int, addr uint64, size int, op string) *Fault {
+	return &Fault{Kind: kind, PC: pc, Addr: addr, Size: size, Op: op, Where: m.describe(addr)}
+}
