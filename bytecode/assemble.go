@@ -51,8 +51,11 @@ func Assemble(src string) (asm.Instructions, error) {
 func AssembleLines(src string) (insns asm.Instructions, lines []int, err error) {
 	a := assembler{labels: make(map[string]labelDef), firstExit: -1}
 	a.parse(src)
-	parsed := len(a.errs) == 0
-	a.resolve(parsed)
+	// After the error limit the rest of the source was not read, so labels
+	// defined there would look undefined.
+	if len(a.errs) < maxErrors {
+		a.resolve(len(a.errs) == 0)
+	}
 	if len(a.errs) == 0 && len(a.stmts) == 0 {
 		a.errorf(1, 1, "empty program: no instructions")
 	}

@@ -295,21 +295,22 @@ func TestAssembleLabelTooFar(t *testing.T) {
 }
 
 func TestAssembleStopsAfterTenErrors(t *testing.T) {
-	src := strings.Repeat("bogus\n", 25) + "exit\n"
+	// The label defined after the limit must not be reported as undefined.
+	src := "ja end\n" + strings.Repeat("bogus\n", 25) + "end: exit\n"
 	_, err := Assemble(src)
 	var list ErrorList
 	if !errors.As(err, &list) || len(list) != maxErrors {
 		t.Fatalf("got %v, want %d errors", err, maxErrors)
 	}
-	if got, want := err.Error(), `1:1: unknown mnemonic "bogus" (and 9 more errors)`; got != want {
+	if got, want := err.Error(), `2:1: unknown mnemonic "bogus" (and 9 more errors)`; got != want {
 		t.Errorf("Error() = %s, want %s", got, want)
 	}
 	full := fmt.Sprintf("%+v", err)
-	if strings.Count(full, "\n")+1 != maxErrors || !strings.HasPrefix(full, "1:1: unknown mnemonic \"bogus\"\n2:1: ") {
+	if strings.Count(full, "\n")+1 != maxErrors || !strings.HasPrefix(full, "2:1: unknown mnemonic \"bogus\"\n3:1: ") {
 		t.Errorf("%%+v = %s", full)
 	}
 	var first *SyntaxError
-	if !errors.As(err, &first) || *first != (SyntaxError{Line: 1, Col: 1, Msg: `unknown mnemonic "bogus"`}) {
+	if !errors.As(err, &first) || *first != (SyntaxError{Line: 2, Col: 1, Msg: `unknown mnemonic "bogus"`}) {
 		t.Errorf("errors.As found %v", first)
 	}
 }

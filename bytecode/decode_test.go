@@ -3,6 +3,7 @@ package bytecode
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,7 +46,7 @@ func TestEncodeAtomicBuilders(t *testing.T) {
 		asm.CmpXchg.Mem(asm.R1, asm.R2, asm.Word, 0),
 		asm.Return(),
 	}
-	before := slicesCloneInsns(insns)
+	before := slices.Clone(insns)
 	raw, err := Encode(insns)
 	if err != nil {
 		t.Fatal(err)
@@ -55,8 +56,4 @@ func TestEncodeAtomicBuilders(t *testing.T) {
 	if !reflect.DeepEqual(insns, before) {
 		t.Error("Encode modified its argument")
 	}
-}
-
-func slicesCloneInsns(insns asm.Instructions) asm.Instructions {
-	return append(asm.Instructions(nil), insns...)
 }

@@ -24,8 +24,12 @@ func (m *Machine) hostPtr(addr, size uint64, write bool) unsafe.Pointer {
 	return nil
 }
 
-// accessFault explains why hostPtr refused an access.
-func (m *Machine) accessFault(pc int, addr, size uint64, write bool, op string) *Fault {
+// accessFault ends a run of n instructions with the fault that explains why
+// hostPtr refused an access.
+//
+//go:noinline
+func (m *Machine) accessFault(n uint64, pc int, addr, size uint64, write bool, op string) *Fault {
+	m.steps = n
 	kind := FaultOutOfBounds
 	if idx := addr >> 32; idx < numSegments && write {
 		s := &m.segs[idx]
@@ -40,7 +44,7 @@ func (m *Machine) accessFault(pc int, addr, size uint64, write bool, op string) 
 func (m *Machine) atomicPtr(pc int, addr, size uint64) (unsafe.Pointer, *Fault) {
 	p := m.hostPtr(addr, size, true)
 	if p == nil {
-		return nil, m.accessFault(pc, addr, size, true, "atomic")
+		return nil, m.accessFault(m.steps, pc, addr, size, true, "atomic")
 	}
 	if !m.opts.Unchecked && uintptr(p)&uintptr(size-1) != 0 {
 		return nil, m.memFault(FaultMisaligned, pc, addr, int(size), "atomic")
@@ -48,22 +52,26 @@ func (m *Machine) atomicPtr(pc int, addr, size uint64) (unsafe.Pointer, *Fault) 
 	return p, nil
 }
 
-// run is the interpreter loop. It returns r0, the number of instructions
-// executed and the fault, if any.
-func (m *Machine) run(p *Program, pc int, regs *[11]uint64) (uint64, uint64, error) {
+// run is the interpreter loop. It returns r0 or the fault and leaves the
+// number of instructions executed in m.steps.
+//
+// Every exit path is one call of a function that takes all it needs as
+// arguments: a value the loop still needs after a call would be spilled to
+// the stack on every instruction.
+func (m *Machine) run(p *Program, pc int, regs *[11]uint64) (uint64, error) {
 	var r [16]uint64
 	copy(r[:], regs[:])
 	code := p.code
 	budget := m.budget
 	var n uint64
-	depth := 0
+	m.depth = 0
+	base := unsafe.Pointer(unsafe.SliceData(code))
 	for {
-		ins := &code[pc]
+		// Load validated every jump target, and the last slot is a
+		// sentinel, so pc is always inside code.
+		ins := (*insn)(unsafe.Add(base, uintptr(pc)*unsafe.Sizeof(insn{})))
 		pc++
 		n++
-		if n > budget {
-			return 0, n, &Fault{Kind: FaultBudget, PC: pc - 1}
-		}
 		d := ins.dst & 15
 		switch ins.op {
 		case opAddK:
@@ -236,182 +244,317 @@ func (m *Machine) run(p *Program, pc int, regs *[11]uint64) (uint64, uint64, err
 
 		case opJa:
 			pc = int(ins.off)
+			if n > budget {
+				return 0, m.fault(n, FaultBudget, pc)
+			}
 		case opJeqK:
 			if r[d] == ins.imm {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJeqX:
 			if r[d] == r[ins.src&15] {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJgtK:
 			if r[d] > ins.imm {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJgtX:
 			if r[d] > r[ins.src&15] {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJgeK:
 			if r[d] >= ins.imm {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJgeX:
 			if r[d] >= r[ins.src&15] {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJsetK:
 			if r[d]&ins.imm != 0 {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJsetX:
 			if r[d]&r[ins.src&15] != 0 {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJneK:
 			if r[d] != ins.imm {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJneX:
 			if r[d] != r[ins.src&15] {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJsgtK:
 			if int64(r[d]) > int64(ins.imm) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJsgtX:
 			if int64(r[d]) > int64(r[ins.src&15]) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJsgeK:
 			if int64(r[d]) >= int64(ins.imm) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJsgeX:
 			if int64(r[d]) >= int64(r[ins.src&15]) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJltK:
 			if r[d] < ins.imm {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJltX:
 			if r[d] < r[ins.src&15] {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJleK:
 			if r[d] <= ins.imm {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJleX:
 			if r[d] <= r[ins.src&15] {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJsltK:
 			if int64(r[d]) < int64(ins.imm) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJsltX:
 			if int64(r[d]) < int64(r[ins.src&15]) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJsleK:
 			if int64(r[d]) <= int64(ins.imm) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJsleX:
 			if int64(r[d]) <= int64(r[ins.src&15]) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 
 		case opJeq32K:
 			if uint32(r[d]) == uint32(ins.imm) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJeq32X:
 			if uint32(r[d]) == uint32(r[ins.src&15]) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJgt32K:
 			if uint32(r[d]) > uint32(ins.imm) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJgt32X:
 			if uint32(r[d]) > uint32(r[ins.src&15]) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJge32K:
 			if uint32(r[d]) >= uint32(ins.imm) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJge32X:
 			if uint32(r[d]) >= uint32(r[ins.src&15]) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJset32K:
 			if uint32(r[d])&uint32(ins.imm) != 0 {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJset32X:
 			if uint32(r[d])&uint32(r[ins.src&15]) != 0 {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJne32K:
 			if uint32(r[d]) != uint32(ins.imm) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJne32X:
 			if uint32(r[d]) != uint32(r[ins.src&15]) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJsgt32K:
 			if int32(r[d]) > int32(ins.imm) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJsgt32X:
 			if int32(r[d]) > int32(r[ins.src&15]) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJsge32K:
 			if int32(r[d]) >= int32(ins.imm) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJsge32X:
 			if int32(r[d]) >= int32(r[ins.src&15]) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJlt32K:
 			if uint32(r[d]) < uint32(ins.imm) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJlt32X:
 			if uint32(r[d]) < uint32(r[ins.src&15]) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJle32K:
 			if uint32(r[d]) <= uint32(ins.imm) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJle32X:
 			if uint32(r[d]) <= uint32(r[ins.src&15]) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJslt32K:
 			if int32(r[d]) < int32(ins.imm) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJslt32X:
 			if int32(r[d]) < int32(r[ins.src&15]) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJsle32K:
 			if int32(r[d]) <= int32(ins.imm) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 		case opJsle32X:
 			if int32(r[d]) <= int32(r[ins.src&15]) {
 				pc = int(ins.off)
+				if n > budget {
+					return 0, m.fault(n, FaultBudget, pc)
+				}
 			}
 
 		case opLdImm:
@@ -421,154 +564,203 @@ func (m *Machine) run(p *Program, pc int, regs *[11]uint64) (uint64, uint64, err
 			a := r[ins.src&15] + uint64(int64(ins.off))
 			ptr := m.hostPtr(a, 1, false)
 			if ptr == nil {
-				return 0, n, m.accessFault(pc-1, a, 1, false, "load")
+				return 0, m.accessFault(n, pc-1, a, 1, false, "load")
 			}
 			r[d] = uint64(*(*uint8)(ptr))
 		case opLdxH:
 			a := r[ins.src&15] + uint64(int64(ins.off))
 			ptr := m.hostPtr(a, 2, false)
 			if ptr == nil {
-				return 0, n, m.accessFault(pc-1, a, 2, false, "load")
+				return 0, m.accessFault(n, pc-1, a, 2, false, "load")
 			}
 			r[d] = uint64(*(*uint16)(ptr))
 		case opLdxW:
 			a := r[ins.src&15] + uint64(int64(ins.off))
 			ptr := m.hostPtr(a, 4, false)
 			if ptr == nil {
-				return 0, n, m.accessFault(pc-1, a, 4, false, "load")
+				return 0, m.accessFault(n, pc-1, a, 4, false, "load")
 			}
 			r[d] = uint64(*(*uint32)(ptr))
 		case opLdxDW:
 			a := r[ins.src&15] + uint64(int64(ins.off))
 			ptr := m.hostPtr(a, 8, false)
 			if ptr == nil {
-				return 0, n, m.accessFault(pc-1, a, 8, false, "load")
+				return 0, m.accessFault(n, pc-1, a, 8, false, "load")
 			}
 			r[d] = *(*uint64)(ptr)
 		case opLdxSB:
 			a := r[ins.src&15] + uint64(int64(ins.off))
 			ptr := m.hostPtr(a, 1, false)
 			if ptr == nil {
-				return 0, n, m.accessFault(pc-1, a, 1, false, "load")
+				return 0, m.accessFault(n, pc-1, a, 1, false, "load")
 			}
 			r[d] = uint64(int64(*(*int8)(ptr)))
 		case opLdxSH:
 			a := r[ins.src&15] + uint64(int64(ins.off))
 			ptr := m.hostPtr(a, 2, false)
 			if ptr == nil {
-				return 0, n, m.accessFault(pc-1, a, 2, false, "load")
+				return 0, m.accessFault(n, pc-1, a, 2, false, "load")
 			}
 			r[d] = uint64(int64(*(*int16)(ptr)))
 		case opLdxSW:
 			a := r[ins.src&15] + uint64(int64(ins.off))
 			ptr := m.hostPtr(a, 4, false)
 			if ptr == nil {
-				return 0, n, m.accessFault(pc-1, a, 4, false, "load")
+				return 0, m.accessFault(n, pc-1, a, 4, false, "load")
 			}
 			r[d] = uint64(int64(*(*int32)(ptr)))
-		case opStB, opStxB:
+		case opStB:
 			a := r[d] + uint64(int64(ins.off))
 			ptr := m.hostPtr(a, 1, true)
 			if ptr == nil {
-				return 0, n, m.accessFault(pc-1, a, 1, true, "store")
+				return 0, m.accessFault(n, pc-1, a, 1, true, "store")
 			}
-			v := ins.imm
-			if ins.op == opStxB {
-				v = r[ins.src&15]
+			*(*uint8)(ptr) = uint8(ins.imm)
+		case opStxB:
+			a := r[d] + uint64(int64(ins.off))
+			ptr := m.hostPtr(a, 1, true)
+			if ptr == nil {
+				return 0, m.accessFault(n, pc-1, a, 1, true, "store")
 			}
-			*(*uint8)(ptr) = uint8(v)
-		case opStH, opStxH:
+			*(*uint8)(ptr) = uint8(r[ins.src&15])
+		case opStH:
 			a := r[d] + uint64(int64(ins.off))
 			ptr := m.hostPtr(a, 2, true)
 			if ptr == nil {
-				return 0, n, m.accessFault(pc-1, a, 2, true, "store")
+				return 0, m.accessFault(n, pc-1, a, 2, true, "store")
 			}
-			v := ins.imm
-			if ins.op == opStxH {
-				v = r[ins.src&15]
+			*(*uint16)(ptr) = uint16(ins.imm)
+		case opStxH:
+			a := r[d] + uint64(int64(ins.off))
+			ptr := m.hostPtr(a, 2, true)
+			if ptr == nil {
+				return 0, m.accessFault(n, pc-1, a, 2, true, "store")
 			}
-			*(*uint16)(ptr) = uint16(v)
-		case opStW, opStxW:
+			*(*uint16)(ptr) = uint16(r[ins.src&15])
+		case opStW:
 			a := r[d] + uint64(int64(ins.off))
 			ptr := m.hostPtr(a, 4, true)
 			if ptr == nil {
-				return 0, n, m.accessFault(pc-1, a, 4, true, "store")
+				return 0, m.accessFault(n, pc-1, a, 4, true, "store")
 			}
-			v := ins.imm
-			if ins.op == opStxW {
-				v = r[ins.src&15]
+			*(*uint32)(ptr) = uint32(ins.imm)
+		case opStxW:
+			a := r[d] + uint64(int64(ins.off))
+			ptr := m.hostPtr(a, 4, true)
+			if ptr == nil {
+				return 0, m.accessFault(n, pc-1, a, 4, true, "store")
 			}
-			*(*uint32)(ptr) = uint32(v)
-		case opStDW, opStxDW:
+			*(*uint32)(ptr) = uint32(r[ins.src&15])
+		case opStDW:
 			a := r[d] + uint64(int64(ins.off))
 			ptr := m.hostPtr(a, 8, true)
 			if ptr == nil {
-				return 0, n, m.accessFault(pc-1, a, 8, true, "store")
+				return 0, m.accessFault(n, pc-1, a, 8, true, "store")
 			}
-			v := ins.imm
-			if ins.op == opStxDW {
-				v = r[ins.src&15]
+			*(*uint64)(ptr) = ins.imm
+		case opStxDW:
+			a := r[d] + uint64(int64(ins.off))
+			ptr := m.hostPtr(a, 8, true)
+			if ptr == nil {
+				return 0, m.accessFault(n, pc-1, a, 8, true, "store")
 			}
-			*(*uint64)(ptr) = v
+			*(*uint64)(ptr) = r[ins.src&15]
 
 		case opAtomAddW, opAtomOrW, opAtomAndW, opAtomXorW, opAtomFetchAddW, opAtomFetchOrW,
-			opAtomFetchAndW, opAtomFetchXorW, opAtomXchgW, opAtomCmpXchgW:
-			a := r[d] + uint64(int64(ins.off))
-			ptr, f := m.atomicPtr(pc-1, a, 4)
-			if f != nil {
-				return 0, n, f
+			opAtomFetchAndW, opAtomFetchXorW, opAtomXchgW, opAtomCmpXchgW,
+			opAtomAddDW, opAtomOrDW, opAtomAndDW, opAtomXorDW, opAtomFetchAddDW, opAtomFetchOrDW,
+			opAtomFetchAndDW, opAtomFetchXorDW, opAtomXchgDW, opAtomCmpXchgDW,
+			opCall, opCallX:
+			// Calls out of the loop: pc and n go through m so that they are
+			// not live across the call, which would make the compiler spill
+			// them on every instruction.
+			m.pc, m.steps = pc-1, n
+			if f := m.outOfLine(ins, &r); f != nil {
+				return 0, f // m.steps is set
 			}
-			atomic32(ins.op, (*uint32)(ptr), &r, ins.src&15)
-		case opAtomAddDW, opAtomOrDW, opAtomAndDW, opAtomXorDW, opAtomFetchAddDW, opAtomFetchOrDW,
-			opAtomFetchAndDW, opAtomFetchXorDW, opAtomXchgDW, opAtomCmpXchgDW:
-			a := r[d] + uint64(int64(ins.off))
-			ptr, f := m.atomicPtr(pc-1, a, 8)
-			if f != nil {
-				return 0, n, f
-			}
-			atomic64(ins.op, (*uint64)(ptr), &r, ins.src&15)
-
-		case opCall, opCallX:
-			id := uint32(ins.imm)
-			if ins.op == opCallX {
-				id = uint32(r[d])
-			}
-			if m.opts.Helpers == nil {
-				return 0, n, &Fault{Kind: FaultHelper, PC: pc - 1, Err: errNoHelpers(id)}
-			}
-			m.pc = pc - 1
-			v, err := m.opts.Helpers.Call(m, id, r[1], r[2], r[3], r[4], r[5])
-			if err != nil {
-				if f, ok := err.(*Fault); ok {
-					return 0, n, f
-				}
-				return 0, n, &Fault{Kind: FaultHelper, PC: pc - 1, Err: err}
-			}
-			r[0] = v
+			pc, n = m.pc+1, m.steps
 		case opCallLocal:
-			if depth == MaxCallDepth-1 {
-				return 0, n, &Fault{Kind: FaultCallDepth, PC: pc - 1}
+			if m.depth == MaxCallDepth-1 {
+				return 0, m.fault(n, FaultCallDepth, pc-1)
 			}
-			fr := &m.frames[depth]
+			fr := &m.frames[m.depth&(MaxCallDepth-1)]
 			fr.ret = pc
-			copy(fr.regs[:], r[6:11])
-			depth++
+			fr.regs = [5]uint64{r[6], r[7], r[8], r[9], r[10]}
+			m.depth++
 			r[10] -= StackSize
 			pc = int(ins.off)
-		case opExit:
-			if depth == 0 {
-				return r[0], n, nil
+			if n > budget {
+				return 0, m.fault(n, FaultBudget, pc)
 			}
-			depth--
-			fr := &m.frames[depth]
-			copy(r[6:11], fr.regs[:])
+		case opExit:
+			if n > budget {
+				return 0, m.fault(n, FaultBudget, pc-1)
+			}
+			if m.depth == 0 {
+				m.steps = n
+				return r[0], nil
+			}
+			m.depth--
+			fr := &m.frames[m.depth&(MaxCallDepth-1)]
+			r[6], r[7], r[8], r[9], r[10] = fr.regs[0], fr.regs[1], fr.regs[2], fr.regs[3], fr.regs[4]
 			pc = fr.ret
 		case opFellOff:
-			return 0, n, &Fault{Kind: FaultFellOff, PC: pc - 1}
+			return 0, m.fault(n, FaultFellOff, pc-1)
 		default:
-			return 0, n, &Fault{Kind: FaultInternal, PC: pc - 1, Err: errBadOp(ins.op)}
+			return 0, m.fault(n, FaultInternal, pc-1)
 		}
 	}
+}
+
+// outOfLine runs the instructions that call functions: atomics and helper
+// calls. m.pc is the instruction's slot.
+func (m *Machine) outOfLine(ins *insn, r *[16]uint64) *Fault {
+	switch {
+	case ins.op == opCall || ins.op == opCallX:
+		id := uint32(ins.imm)
+		if ins.op == opCallX {
+			id = uint32(r[ins.dst&15])
+		}
+		if m.opts.Helpers == nil {
+			return &Fault{Kind: FaultHelper, PC: m.pc, Err: errNoHelpers(id)}
+		}
+		v, err := m.opts.Helpers.Call(m, id, r[1], r[2], r[3], r[4], r[5])
+		if err != nil {
+			if f, ok := err.(*Fault); ok {
+				return f
+			}
+			return &Fault{Kind: FaultHelper, PC: m.pc, Err: err}
+		}
+		r[0] = v
+	case ins.op >= opAtomAddDW:
+		ptr, f := m.atomicPtr(m.pc, r[ins.dst&15]+uint64(int64(ins.off)), 8)
+		if f != nil {
+			return f
+		}
+		atomic64(ins.op, (*uint64)(ptr), r, ins.src&15)
+	default:
+		ptr, f := m.atomicPtr(m.pc, r[ins.dst&15]+uint64(int64(ins.off)), 4)
+		if f != nil {
+			return f
+		}
+		atomic32(ins.op, (*uint32)(ptr), r, ins.src&15)
+	}
+	return nil
+}
+
+// fault ends a run that executed n instructions with a fault at slot pc.
+//
+// The budget is checked where control can loop (taken jumps, calls) and at
+// exit, so a run succeeds exactly when it executes at most the budget; a
+// run that exceeds it stops at the next such instruction, the fault's PC.
+//
+//go:noinline
+func (m *Machine) fault(n uint64, kind FaultKind, pc int) error {
+	m.steps = n
+	if kind == FaultInternal {
+		return &Fault{Kind: kind, PC: pc, Err: errBadOp(0)}
+	}
+	return &Fault{Kind: kind, PC: pc}
 }
 
 func atomic32(op opcode, p *uint32, r *[16]uint64, src uint8) {

@@ -60,6 +60,7 @@ type Machine struct {
 	opts   Options
 	budget uint64
 	pc     int    // slot being executed, for helper faults
+	depth  int    // call depth of the current run
 	steps  uint64 // instructions executed by the last run
 }
 
@@ -121,6 +122,5 @@ func (m *Machine) RunAt(p *Program, entry int, args ...uint64) (r0 uint64, err e
 			}
 		}()
 	}
-	r0, m.steps, err = m.run(p, entry, &regs)
-	return r0, err
+	return m.run(p, entry, &regs)
 }

@@ -17,8 +17,8 @@ const (
 	SegRequest Segment = 3
 	SegReply   Segment = 4
 	// SegRegion0 is the first region; region i is SegRegion0+i.
-	SegRegion0 Segment = 8
-	numSegments        = 256
+	SegRegion0  Segment = 8
+	numSegments         = 256
 )
 
 // MaxRegions is how many regions a program may address.

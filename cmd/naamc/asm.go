@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -29,11 +30,11 @@ was expected; all of them are reported.`,
 			}
 			insns, err := bytecode.Assemble(string(src))
 			if err != nil {
-				return rejected(cmd, args[0]+":", err)
+				return syntaxRejected(cmd, args[0], src, err)
 			}
 			raw, err := bytecode.Encode(insns)
 			if err != nil {
-				return rejected(cmd, args[0]+":", err)
+				return rejected(cmd, args[0]+": ", err)
 			}
 			if out == "" {
 				out = strings.TrimSuffix(args[0], ".s") + ".bin"
@@ -51,10 +52,43 @@ was expected; all of them are reported.`,
 // rejected prints err, one line per error after prefix (the file name), and
 // returns the exit code for rejected input.
 func rejected(cmd *cobra.Command, prefix string, err error) error {
-	for _, line := range strings.Split(err.Error(), "\n") {
+	for _, line := range strings.Split(fmt.Sprintf("%+v", err), "\n") {
 		if line != "" {
 			fmt.Fprintf(cmd.ErrOrStderr(), "%s%s\n", prefix, line)
 		}
 	}
 	return &exitError{code: exitRejected}
+}
+
+// syntaxRejected prints every assembler error as file:line:col: message,
+// followed by the source line and a caret under the column.
+func syntaxRejected(cmd *cobra.Command, file string, src []byte, err error) error {
+	var list bytecode.ErrorList
+	if !errors.As(err, &list) {
+		return rejected(cmd, file+": ", err)
+	}
+	lines := strings.Split(string(src), "\n")
+	w := cmd.ErrOrStderr()
+	for _, e := range list {
+		fmt.Fprintf(w, "%s:%s\n", file, e)
+		if e.Line >= 1 && e.Line <= len(lines) {
+			text := strings.TrimRight(lines[e.Line-1], "\r")
+			fmt.Fprintf(w, "\t%s\n\t%s^\n", text, caretPad(text, e.Col))
+		}
+	}
+	return &exitError{code: exitRejected}
+}
+
+// caretPad returns the whitespace that puts a caret under byte column col
+// of text, keeping tabs so that the caret lines up.
+func caretPad(text string, col int) string {
+	var b strings.Builder
+	for i := 0; i < col-1 && i < len(text); i++ {
+		if text[i] == '\t' {
+			b.WriteByte('\t')
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
 }

@@ -127,7 +127,7 @@ func readProgram(cmd *cobra.Command, path string) (asm.Instructions, error) {
 	if text {
 		insns, err = bytecode.Assemble(string(data))
 		if err != nil {
-			return nil, rejected(cmd, path+":", err)
+			return nil, syntaxRejected(cmd, path, data, err)
 		}
 		return insns, nil
 	}
