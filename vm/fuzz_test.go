@@ -35,7 +35,9 @@ func FuzzVM(f *testing.F) {
 			return
 		}
 		m := vm.NewMachine(vm.Options{Budget: 10_000, Helpers: vm.RawHelpers})
-		m.Map(vm.RegionSegment(0), make([]byte, 64), true)
+		if _, err := m.Map(vm.RegionSegment(0), make([]byte, 64), true); err != nil {
+			t.Fatal(err)
+		}
 		_, err = m.RunRaw(p, mem)
 		if errors.Is(err, vm.ErrInternal) {
 			t.Fatalf("internal error: %v", err)

@@ -85,11 +85,12 @@ func (m *Machine) Options() Options { return m.opts }
 // RunRaw runs p in raw mode, the bpf_conformance convention: r1 points to
 // mem (mapped read-write as the request segment), r2 holds its length.
 func (m *Machine) RunRaw(p *Program, mem []byte) (uint64, error) {
-	addr := uint64(0)
-	if len(mem) > 0 {
-		addr = m.Map(SegRequest, mem, true)
-	} else {
-		m.Unmap(SegRequest)
+	addr, err := m.Map(SegRequest, mem, true)
+	if err != nil {
+		return 0, err
+	}
+	if len(mem) == 0 {
+		addr = 0
 	}
 	return m.Run(p, addr, uint64(len(mem)))
 }

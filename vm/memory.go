@@ -63,13 +63,20 @@ func (s Segment) String() string {
 	return fmt.Sprintf("segment%d", uint32(s))
 }
 
+// MaxSegmentSize is the largest segment: offsets are 32 bits.
+const MaxSegmentSize = 1 << 32
+
 // Map makes data visible to programs as segment seg and returns its base
 // address. Mapping an empty slice unmaps the segment. Atomic instructions
 // need data to start on an 8-byte boundary (Go's allocator gives that for
-// slices of 8 bytes or more).
-func (m *Machine) Map(seg Segment, data []byte, writable bool) uint64 {
+// slices of 8 bytes or more). The stack and null segments cannot be
+// mapped, nor more than MaxSegmentSize bytes.
+func (m *Machine) Map(seg Segment, data []byte, writable bool) (uint64, error) {
 	if seg == SegNull || seg == SegStack || seg >= numSegments {
-		panic(fmt.Sprintf("vm: cannot map segment %d", seg))
+		return 0, fmt.Errorf("vm: segment %d (%s) cannot be mapped", uint32(seg), seg)
+	}
+	if uint64(len(data)) >= MaxSegmentSize {
+		return 0, fmt.Errorf("vm: %d bytes do not fit segment %s (at most %d)", len(data), seg, uint64(MaxSegmentSize-1))
 	}
 	s := &m.segs[seg]
 	if len(data) == 0 {
@@ -77,11 +84,15 @@ func (m *Machine) Map(seg Segment, data []byte, writable bool) uint64 {
 	} else {
 		*s = segment{base: unsafe.Pointer(unsafe.SliceData(data)), size: uint64(len(data)), writable: writable, data: data}
 	}
-	return Addr(seg, 0)
+	return Addr(seg, 0), nil
 }
 
-// Unmap removes segment seg.
-func (m *Machine) Unmap(seg Segment) { m.Map(seg, nil, false) }
+// Unmap removes segment seg; unmapping an unmappable segment does nothing.
+func (m *Machine) Unmap(seg Segment) {
+	if seg != SegNull && seg != SegStack && seg < numSegments {
+		m.segs[seg] = segment{}
+	}
+}
 
 // Bytes returns the n bytes at addr for a helper to read (or, with write,
 // to modify), after the same checks a load or store gets.

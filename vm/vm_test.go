@@ -134,8 +134,11 @@ func TestReadOnlySegment(t *testing.T) {
 	p := load(t, "stb [%r1], 1\nmov %r0, 0\nexit")
 	m := vm.NewMachine(vm.Options{})
 	ctx := make([]byte, 16)
-	addr := m.Map(vm.SegContext, ctx, false)
-	_, err := m.Run(p, addr)
+	addr, err := m.Map(vm.SegContext, ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Run(p, addr)
 	if !errors.Is(err, vm.ErrReadOnly) {
 		t.Fatalf("err = %v, want ErrReadOnly", err)
 	}
@@ -143,7 +146,7 @@ func TestReadOnlySegment(t *testing.T) {
 		t.Fatal("read-only memory was written")
 	}
 	// The same bytes mapped writable accept the store.
-	addr = m.Map(vm.SegReply, ctx, true)
+	addr, _ = m.Map(vm.SegReply, ctx, true)
 	if _, err := m.Run(p, addr); err != nil || ctx[0] != 1 {
 		t.Fatalf("writable store: err=%v byte=%d", err, ctx[0])
 	}
@@ -160,10 +163,21 @@ func TestRegionAddress(t *testing.T) {
 	}
 	region := make([]byte, 16)
 	binary.LittleEndian.PutUint64(region[8:], 0xabcdef)
-	m.Map(vm.RegionSegment(2), region, false)
+	if _, err := m.Map(vm.RegionSegment(2), region, false); err != nil {
+		t.Fatal(err)
+	}
 	got, err := m.Run(p)
 	if err != nil || got != 0xabcdef {
 		t.Fatalf("r0 = %#x, err = %v", got, err)
+	}
+}
+
+func TestMapRejects(t *testing.T) {
+	m := vm.NewMachine(vm.Options{})
+	for _, seg := range []vm.Segment{vm.SegNull, vm.SegStack, 256, 1000} {
+		if _, err := m.Map(seg, make([]byte, 8), true); err == nil {
+			t.Errorf("Map(%d) accepted", seg)
+		}
 	}
 }
 
