@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/naam-project/naam/internal/conformance"
 )
 
 // fuzzSources seeds both fuzz targets: the conformance programs when the
@@ -17,9 +19,11 @@ func fuzzSources() []string {
 		"sdiv32 %r1, -3\nmovsx3264 %r1, %r2\nbe16 %r1\nswap32 %r1\ncall %r2\ncall 5\njsle32 %r1, 0xffffffff, exit\nexit\n",
 		"stdw [%r10-8], 0x7fffffff\nldxsw %r0, [%r10-8]\nlock cmpxchg32 [%r10-8], %r0\njne %r0, %r1, -4\nexit\n",
 	}
-	progs, _ := readConformance()
-	for _, p := range progs {
-		srcs = append(srcs, p.asm)
+	if dir, err := conformance.Dir(); err == nil {
+		progs, _ := conformance.LoadAll(dir)
+		for _, p := range progs {
+			srcs = append(srcs, p.Asm)
+		}
 	}
 	return srcs
 }

@@ -18,17 +18,7 @@ var conformanceSkips = map[string]string{}
 // TestConformance runs every bpf_conformance test in raw mode, checked and
 // unchecked, and requires the suite's result.
 func TestConformance(t *testing.T) {
-	dir, err := conformance.Dir()
-	if err != nil {
-		t.Skipf("bpf_conformance suite absent: %v", err)
-	}
-	tests, err := conformance.LoadAll(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(tests) == 0 {
-		t.Fatalf("no .data files in %s", dir)
-	}
+	dir, tests := conformance.Tests(t)
 	passed := 0
 	for _, tc := range tests {
 		t.Run(tc.Name, func(t *testing.T) {
@@ -44,7 +34,7 @@ func TestConformance(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if want := slotsBytes(tc.Raw); !bytes.Equal(raw, want) {
+				if want := tc.Raw; !bytes.Equal(raw, want) {
 					t.Fatalf("encoding = % x, -- raw says % x", raw, want)
 				}
 			}
@@ -80,15 +70,4 @@ func TestConformance(t *testing.T) {
 	if want := len(tests) - len(conformanceSkips); passed != want && !t.Failed() {
 		t.Errorf("%d passed, want %d", passed, want)
 	}
-}
-
-func slotsBytes(slots []uint64) []byte {
-	out := make([]byte, 0, len(slots)*8)
-	for _, s := range slots {
-		// The suite writes each slot as one 64-bit number whose low byte is the opcode.
-		for i := 0; i < 8; i++ {
-			out = append(out, byte(s>>(8*i)))
-		}
-	}
-	return out
 }

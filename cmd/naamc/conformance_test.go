@@ -16,14 +16,7 @@ import (
 // as an outside check would: the program as a .s file, the memory as
 // --mem-hex, r0 read from the last line of stdout.
 func TestVMConformance(t *testing.T) {
-	dir, err := conformance.Dir()
-	if err != nil {
-		t.Skipf("bpf_conformance suite absent: %v", err)
-	}
-	tests, err := conformance.LoadAll(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, tests := conformance.Tests(t)
 	tmp := t.TempDir()
 	passed := 0
 	for _, tc := range tests {

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -10,18 +11,19 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // Test is one parsed .data file.
 type Test struct {
-	Name      string   // file name without .data
-	Asm       string   // the -- asm section, verbatim
-	Mem       []byte   // the -- mem section, decoded from hex bytes
-	Result    uint64   // the -- result section
-	HasResult bool     // whether -- result was present
-	Error     string   // the -- error section: the expected failure text
-	Raw       []uint64 // the -- raw section: expected instruction slots
-	AsmLine   int      // line of the file where the asm section starts (1-based)
+	Name      string // file name without .data
+	Asm       string // the -- asm section, verbatim
+	Mem       []byte // the -- mem section, decoded from hex bytes
+	Result    uint64 // the -- result section
+	HasResult bool   // whether -- result was present
+	Error     string // the -- error section: the expected failure text
+	Raw       []byte // the -- raw section: expected instruction slots, little-endian
+	AsmLine   int    // line of the file where the asm section starts (1-based)
 }
 
 // EnvDir names the environment variable that overrides the suite's location.
@@ -128,7 +130,7 @@ func Parse(text string) (Test, error) {
 				if err != nil {
 					return t, fmt.Errorf("line %d: bad -- raw slot %q", line, f)
 				}
-				t.Raw = append(t.Raw, v)
+				t.Raw = binary.LittleEndian.AppendUint64(t.Raw, v)
 			}
 		}
 	}
@@ -141,4 +143,22 @@ func Parse(text string) (Test, error) {
 		return t, errors.New("neither -- result nor -- error section")
 	}
 	return t, sc.Err()
+}
+
+// Tests returns the suite for a test: it skips tb when the suite is not on
+// this machine and fails it when a file does not parse.
+func Tests(tb testing.TB) (dir string, tests []Test) {
+	tb.Helper()
+	dir, err := Dir()
+	if err != nil {
+		tb.Skipf("bpf_conformance suite absent: %v", err)
+	}
+	tests, err = LoadAll(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(tests) == 0 {
+		tb.Fatalf("no .data files in %s", dir)
+	}
+	return dir, tests
 }
