@@ -14,6 +14,7 @@ var allowedImports = map[string][]string{
 	"bytecode":             {},
 	"vm":                   {"bytecode"},
 	"cmd/naamc":            {"bytecode", "vm", "lang", "compiler", "verifier"},
+	"cmd/naam":             {"host", "nicrt", "bytecode", "vm", "internal/testprog", "internal/kernel"},
 	"internal/conformance": {},
 	"internal/testprog":    {"bytecode"},
 	"internal/kernel":      {"bytecode"},

@@ -1,0 +1,67 @@
+package testprog_test
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/naam-project/naam/internal/testprog"
+	"github.com/naam-project/naam/vm"
+)
+
+// TestBenchmarksInVM runs every benchmark program in the VM, checked and
+// unchecked, and compares r0 with the Go reference.
+func TestBenchmarksInVM(t *testing.T) {
+	for _, p := range testprog.Benchmarks() {
+		t.Run(p.Name, func(t *testing.T) {
+			prog, err := vm.Load(p.Insns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, unchecked := range []bool{false, true} {
+				m := vm.NewMachine(vm.Options{Unchecked: unchecked})
+				mem := p.NewMem()
+				r0, err := m.RunRaw(prog, mem)
+				if err != nil {
+					t.Fatalf("unchecked=%v: %v", unchecked, err)
+				}
+				if r0 != p.Want {
+					t.Errorf("unchecked=%v: r0 = %#x, want %#x", unchecked, r0, p.Want)
+				}
+				t.Logf("unchecked=%v: %d instructions", unchecked, m.Executed())
+			}
+		})
+	}
+}
+
+// TestRandomRunsInVM checks that generated programs load, run without
+// faults, and that one seed always gives the same program.
+func TestRandomRunsInVM(t *testing.T) {
+	for seed := uint64(0); seed < 500; seed++ {
+		for _, opts := range []testprog.RandomOptions{{}, {VMOnly: true, NoCalls: true}} {
+			p := testprog.Random(rand.New(rand.NewPCG(seed, 0)), opts)
+			again := testprog.Random(rand.New(rand.NewPCG(seed, 0)), opts)
+			if !reflect.DeepEqual(p.Insns, again.Insns) || !bytes.Equal(p.NewMem(), again.NewMem()) {
+				t.Fatalf("seed %d: two different programs", seed)
+			}
+			prog, err := vm.Load(p.Insns)
+			if err != nil {
+				t.Fatalf("seed %d %+v: %v\n%v", seed, opts, err, p.Insns)
+			}
+			var mems [2][]byte
+			var r0s [2]uint64
+			for i, unchecked := range []bool{false, true} {
+				m := vm.NewMachine(vm.Options{Unchecked: unchecked})
+				mems[i] = p.NewMem()
+				r0s[i], err = m.RunRaw(prog, mems[i])
+				if err != nil {
+					t.Fatalf("seed %d %+v unchecked=%v: %v\n%v", seed, opts, unchecked, err, p.Insns)
+				}
+			}
+			if r0s[0] != r0s[1] || !bytes.Equal(mems[0], mems[1]) {
+				t.Fatalf("seed %d: checked and unchecked runs differ", seed)
+			}
+		}
+	}
+}
