@@ -704,6 +704,8 @@ func (m *Machine) run(p *Program, pc int, regs *[11]uint64) (uint64, error) {
 			fr := &m.frames[m.depth&(MaxCallDepth-1)]
 			r[6], r[7], r[8], r[9], r[10] = fr.regs[0], fr.regs[1], fr.regs[2], fr.regs[3], fr.regs[4]
 			pc = fr.ret
+		case opInvalid:
+			return 0, m.fault(n, FaultInternal, pc-1)
 		case opFellOff:
 			return 0, m.fault(n, FaultFellOff, pc-1)
 		default:
