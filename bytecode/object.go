@@ -1,0 +1,215 @@
+package bytecode
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/cilium/ebpf/asm"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Object file identification (spec/object.md).
+const (
+	ObjectMagic   = "naam-obj"
+	ObjectVersion = 1
+)
+
+// Object is the unit a NAAM node installs: bytecode, the handlers that enter
+// it, the regions it addresses, and a pc→source table. Its file form (.nobj)
+// is msgpack, written by Marshal and read by UnmarshalObject; spec/object.md
+// gives the layout field by field.
+//
+// Marshal is deterministic: equal Objects give equal bytes. Objects that
+// UnmarshalObject returns have nil, never empty, slices, so that an object
+// read back compares equal (reflect.DeepEqual) to one built with nil slices.
+type Object struct {
+	Magic    string       `msgpack:"magic"`    // ObjectMagic
+	Version  uint32       `msgpack:"version"`  // ObjectVersion
+	Source   string       `msgpack:"source"`   // source file name, may be empty
+	Code     []byte       `msgpack:"code"`     // raw instruction slots, little-endian
+	Handlers []Handler    `msgpack:"handlers"` // entry points
+	Regions  []Region     `msgpack:"regions"`  // indexed by lddw region[IDX]
+	Lines    []Line       `msgpack:"lines"`    // pc→source, sorted by Insn
+	Sources  []SourceFile `msgpack:"sources"`  // optional source text, for listings
+}
+
+// Handler is an entry point: a message naming ID runs the code from slot Entry.
+type Handler struct {
+	Name    string  `msgpack:"name"`
+	ID      uint32  `msgpack:"id"`
+	Entry   int     `msgpack:"entry"`   // slot index of the first instruction
+	Args    []Field `msgpack:"args"`    // layout of the request payload
+	Results []Field `msgpack:"results"` // layout of the reply
+}
+
+// Field is one named part of a request payload or a reply, for callers that
+// encode arguments and decode results. The verifier does not rely on it.
+type Field struct {
+	Name string `msgpack:"name"`
+	// Type is u8 u16 u32 u64 i8 i16 i32 i64 bool, "[T; N]" (an array of N
+	// T), or a struct name (an identifier whose size only Size records).
+	Type   string `msgpack:"type"`
+	Offset uint32 `msgpack:"offset"` // byte offset in the payload or reply
+	Size   uint32 `msgpack:"size"`   // bytes
+}
+
+// Region is memory the host registers and handlers address with
+// `lddw %rN, region[IDX]+OFF`, IDX being the region's index in Object.Regions.
+type Region struct {
+	Name     string `msgpack:"name"`
+	Size     uint64 `msgpack:"size"` // 1..MaxRegionSize bytes
+	Writable bool   `msgpack:"writable"`
+}
+
+// Line maps the slots from Insn up to the next Line's Insn (or the end of the
+// code) to a source position. Line 0 means the slots have no source position.
+type Line struct {
+	Insn int    `msgpack:"insn"` // slot index
+	File string `msgpack:"file"`
+	Line int    `msgpack:"line"` // 1-based; 0: no position
+	Col  int    `msgpack:"col"`  // 1-based byte column; 0: unknown
+}
+
+// String formats the position as "file:line:col", or "file:line" without a
+// column.
+func (l Line) String() string {
+	if l.Line == 0 {
+		return "-"
+	}
+	s := l.File + ":" + strconv.Itoa(l.Line)
+	if l.Col > 0 {
+		s += ":" + strconv.Itoa(l.Col)
+	}
+	return s
+}
+
+// SourceFile is the text of a source file, kept so that listings can show
+// source lines beside instructions.
+type SourceFile struct {
+	Name string `msgpack:"name"`
+	Text string `msgpack:"text"`
+}
+
+// ObjectError is a problem with an object. Field is the path of the offending
+// field ("handlers[2].entry"), empty when the file is not msgpack of the
+// right shape. Err is the underlying error if any (an *InsnError for
+// problems in the code).
+type ObjectError struct {
+	Field string
+	Msg   string
+	Err   error
+}
+
+func (e *ObjectError) Error() string {
+	if e.Field == "" {
+		return "object: " + e.Msg
+	}
+	return "object: " + e.Field + ": " + e.Msg
+}
+
+func (e *ObjectError) Unwrap() error { return e.Err }
+
+func objectErrorf(field, format string, args ...any) *ObjectError {
+	return &ObjectError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Marshal validates o and encodes it. Every field is written, in the order of
+// the struct declarations, as a msgpack map with the tag names as keys;
+// integers take their shortest msgpack form and empty lists are written as
+// empty arrays, so the bytes depend only on the Object's contents.
+func (o *Object) Marshal() ([]byte, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.UseCompactInts(true)
+	if err := enc.Encode(o.withEmptyLists()); err != nil {
+		return nil, &ObjectError{Msg: "encoding: " + err.Error(), Err: err}
+	}
+	return buf.Bytes(), nil
+}
+
+// UnmarshalObject decodes an object file and validates it. It never panics;
+// any problem is an *ObjectError.
+func UnmarshalObject(b []byte) (*Object, error) {
+	if err := checkShape(b); err != nil {
+		return nil, &ObjectError{Msg: "malformed msgpack: " + err.Error(), Err: err}
+	}
+	dec := msgpack.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields(true)
+	var o Object
+	if err := dec.Decode(&o); err != nil {
+		return nil, &ObjectError{Msg: "malformed msgpack: " + err.Error(), Err: err}
+	}
+	o.normalize()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// Insns decodes the object's code.
+func (o *Object) Insns() (asm.Instructions, error) {
+	return Decode(o.Code)
+}
+
+// Position returns the source position of slot insn: the Line entry with
+// the largest Insn not after it. ok is false when the slot is outside the
+// code or has no source position.
+func (o *Object) Position(insn int) (pos Line, ok bool) {
+	if insn < 0 || insn >= len(o.Code)/SlotSize {
+		return Line{}, false
+	}
+	i := sort.Search(len(o.Lines), func(i int) bool { return o.Lines[i].Insn > insn }) - 1
+	if i < 0 || o.Lines[i].Line == 0 {
+		return Line{}, false
+	}
+	return o.Lines[i], true
+}
+
+// withEmptyLists returns a shallow copy of o in which nil slices are empty,
+// so that nil and empty encode alike (msgpack writes nil slices as nil).
+func (o *Object) withEmptyLists() *Object {
+	c := *o
+	c.Code = orEmpty(c.Code)
+	c.Handlers = make([]Handler, len(o.Handlers))
+	for i, h := range o.Handlers {
+		h.Args = orEmpty(h.Args)
+		h.Results = orEmpty(h.Results)
+		c.Handlers[i] = h
+	}
+	c.Regions = orEmpty(c.Regions)
+	c.Lines = orEmpty(c.Lines)
+	c.Sources = orEmpty(c.Sources)
+	return &c
+}
+
+// normalize turns empty slices into nil, the inverse of withEmptyLists.
+func (o *Object) normalize() {
+	o.Code = orNil(o.Code)
+	o.Handlers = orNil(o.Handlers)
+	for i := range o.Handlers {
+		o.Handlers[i].Args = orNil(o.Handlers[i].Args)
+		o.Handlers[i].Results = orNil(o.Handlers[i].Results)
+	}
+	o.Regions = orNil(o.Regions)
+	o.Lines = orNil(o.Lines)
+	o.Sources = orNil(o.Sources)
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func orNil[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
