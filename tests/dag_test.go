@@ -11,14 +11,16 @@ const module = "github.com/naam-project/naam"
 // allowedImports is DESIGN.md's package table: which NAAM packages each
 // package may import. Nothing imports upward; internal/ helpers are leaves.
 var allowedImports = map[string][]string{
-	"bytecode":             {},
-	"vm":                   {"bytecode"},
-	"cmd/naamc":            {"bytecode", "vm", "lang", "compiler", "verifier"},
-	"cmd/naam":             {"host", "nicrt", "bytecode", "vm", "internal/testprog", "internal/kernel"},
-	"internal/conformance": {},
-	"internal/testprog":    {"bytecode"},
-	"internal/kernel":      {"bytecode"},
-	"tests":                {},
+	"bytecode":                 {},
+	"vm":                       {"bytecode"},
+	"verifier":                 {"bytecode", "verifier/internal/scalar"},
+	"verifier/internal/scalar": {},
+	"cmd/naamc":                {"bytecode", "vm", "lang", "compiler", "verifier"},
+	"cmd/naam":                 {"host", "nicrt", "bytecode", "vm", "internal/testprog", "internal/kernel"},
+	"internal/conformance":     {},
+	"internal/testprog":        {"bytecode"},
+	"internal/kernel":          {"bytecode"},
+	"tests":                    {},
 }
 
 // TestPackageDAG checks every package's NAAM imports (non-test code)

@@ -63,6 +63,6 @@ run) and the verifier (verify) are not built yet.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newAsmCmd(), newDisasmCmd(), newVMCmd())
+	root.AddCommand(newAsmCmd(), newDisasmCmd(), newVMCmd(), newVerifyCmd())
 	return root
 }

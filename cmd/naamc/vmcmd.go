@@ -116,15 +116,18 @@ func readMem(file, hexText string) ([]byte, error) {
 
 // readProgram reads raw slots or assembly text: .s and .asm files are text,
 // and so is any file without a NUL byte (raw slots nearly always have one).
+func isText(path string, data []byte) bool {
+	ext := filepath.Ext(path)
+	return ext == ".s" || ext == ".asm" || (len(data) > 0 && !bytes.Contains(data, []byte{0}) && ext != ".bin")
+}
+
 func readProgram(cmd *cobra.Command, path string) (asm.Instructions, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &exitError{code: exitTool, msg: err.Error()}
 	}
-	ext := filepath.Ext(path)
-	text := ext == ".s" || ext == ".asm" || (len(data) > 0 && !bytes.Contains(data, []byte{0}) && ext != ".bin")
 	var insns asm.Instructions
-	if text {
+	if isText(path, data) {
 		insns, err = bytecode.Assemble(string(data))
 		if err != nil {
 			return nil, syntaxRejected(cmd, path, data, err)

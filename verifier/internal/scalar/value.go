@@ -1,0 +1,317 @@
+package scalar
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+const (
+	signBit = uint64(1) << 63
+	maxU64  = ^uint64(0)
+	maxU32  = uint64(math.MaxUint32)
+)
+
+// Value is an abstract 64-bit scalar: the set of concrete values v with
+// Umin<=v<=Umax (unsigned), Smin<=int64(v)<=Smax, and v matching T. All
+// three are kept consistent (each refines the others, like the kernel's
+// reg_bounds_sync). An empty set is never represented: operations that could
+// produce one report infeasibility instead.
+//
+// Every Value this package returns is reduced: its four bounds are members
+// of the set and T holds no bit that the bounds would pin down. A Value
+// built by hand is read as the intersection of its three constraints (a
+// Value bit under Mask counts as unknown); if that is empty, the functions
+// treat it as Unknown.
+type Value struct {
+	Umin, Umax uint64
+	Smin, Smax int64
+	T          Tnum
+}
+
+// Const is the single value v.
+func Const(v uint64) Value {
+	return Value{v, v, int64(v), int64(v), tnumConst(v)}
+}
+
+// Unknown is every 64-bit value.
+func Unknown() Value {
+	return Value{0, maxU64, math.MinInt64, math.MaxInt64, tnumUnknown}
+}
+
+// Range is the values umin..umax in unsigned order. If umin > umax the range
+// wraps around: umin..2^64-1 and 0..umax (which is a signed range when umin
+// is negative as int64 and umax is not).
+func Range(umin, umax uint64) Value {
+	if umin <= umax {
+		return mustNorm(Value{umin, umax, math.MinInt64, math.MaxInt64, tnumRange(umin, umax)})
+	}
+	v := Unknown()
+	v.T = tnumUnion(tnumRange(umin, maxU64), tnumRange(0, umax))
+	if int64(umin) < 0 && int64(umax) >= 0 {
+		v.Smin, v.Smax = int64(umin), int64(umax)
+	}
+	return mustNorm(v)
+}
+
+// SRange is the values smin..smax in signed order. If smin > smax the range
+// wraps around: smin..MaxInt64 and MinInt64..smax (which is an unsigned range
+// when smin >= 0 and smax < 0).
+func SRange(smin, smax int64) Value {
+	v := Unknown()
+	if smin <= smax {
+		v.Smin, v.Smax = smin, smax
+		if smin >= 0 || smax < 0 {
+			v.T = tnumRange(uint64(smin), uint64(smax))
+		}
+		return mustNorm(v)
+	}
+	v.T = tnumUnion(tnumRange(uint64(smin), math.MaxInt64), tnumRange(signBit, uint64(smax)))
+	if smin >= 0 && smax < 0 {
+		v.Umin, v.Umax = uint64(smin), uint64(smax)
+	}
+	return mustNorm(v)
+}
+
+// Const reports whether v holds exactly one value, and which.
+func (v Value) Const() (uint64, bool) {
+	if v.T.Mask == 0 {
+		return v.T.Value, true
+	}
+	if v.Umin == v.Umax {
+		return v.Umin, true
+	}
+	return 0, false
+}
+
+// Contains reports whether x is in the set v describes.
+func (v Value) Contains(x uint64) bool {
+	return v.Umin <= x && x <= v.Umax && v.Smin <= int64(x) && int64(x) <= v.Smax && v.T.contains(x)
+}
+
+// Equal reports whether v and w are the same abstract value.
+func (v Value) Equal(w Value) bool { return v == w }
+
+// Join is the least upper bound of v and w in this domain: a sound
+// over-approximation of the union of the two sets.
+func (v Value) Join(w Value) Value {
+	v, w = v.sane(), w.sane()
+	return mustNorm(join(v, w))
+}
+
+func join(v, w Value) Value {
+	return Value{
+		min(v.Umin, w.Umin), max(v.Umax, w.Umax),
+		min(v.Smin, w.Smin), max(v.Smax, w.Smax),
+		tnumUnion(v.T, w.T),
+	}
+}
+
+// Widen extrapolates v (the value at a loop head so far) by next (the value
+// arriving along a back edge). A bound that grows jumps to the nearest
+// threshold beyond it (thresholds are read as uint64 for the unsigned bounds
+// and as int64 for the signed ones; their order does not matter), or to the
+// limit of the type; T is joined. Every bound then only moves outward, to one
+// of finitely many places, and T only loses known bits, so every chain
+// v1 = v0.Widen(x0), v2 = v1.Widen(x1), ... becomes stationary.
+func (v Value) Widen(next Value, thresholds []uint64) Value {
+	v, next = v.sane(), next.sane()
+	w := v
+	if next.Umin < v.Umin {
+		w.Umin = 0
+		for _, t := range thresholds {
+			if t <= next.Umin && t > w.Umin {
+				w.Umin = t
+			}
+		}
+	}
+	if next.Umax > v.Umax {
+		w.Umax = maxU64
+		for _, t := range thresholds {
+			if t >= next.Umax && t < w.Umax {
+				w.Umax = t
+			}
+		}
+	}
+	if next.Smin < v.Smin {
+		w.Smin = math.MinInt64
+		for _, t := range thresholds {
+			if s := int64(t); s <= next.Smin && s > w.Smin {
+				w.Smin = s
+			}
+		}
+	}
+	if next.Smax > v.Smax {
+		w.Smax = math.MaxInt64
+		for _, t := range thresholds {
+			if s := int64(t); s >= next.Smax && s < w.Smax {
+				w.Smax = s
+			}
+		}
+	}
+	w.T = tnumUnion(v.T, next.T)
+	return mustNorm(w)
+}
+
+// sane returns the reduced form of a Value that may have been built by hand,
+// or Unknown if it describes no value.
+func (v Value) sane() Value {
+	r, ok := v.norm()
+	if !ok {
+		return Unknown()
+	}
+	return r
+}
+
+// emptyHook, when set (by tests only), is told whenever a transfer function
+// produced a candidate that reduced to the empty set: a sound transfer
+// function never does that, so it marks a bug that the Unknown fallback
+// would otherwise hide.
+var emptyHook func(Value)
+
+// mustNorm reduces a candidate result that cannot be empty if the code is
+// right; should it be, Unknown is returned (sound, and never a panic).
+func mustNorm(v Value) Value {
+	r, ok := v.norm()
+	if !ok {
+		if emptyHook != nil {
+			emptyHook(v)
+		}
+		return Unknown()
+	}
+	return r
+}
+
+// span is an unsigned interval [lo, hi].
+type span struct{ lo, hi uint64 }
+
+// pieces intersects the unsigned range [umin, umax] with the signed range
+// [smin, smax] seen as unsigned (one interval, or two when it crosses zero).
+// Each piece lies inside one half of the unsigned range, so it is an
+// interval in signed order as well.
+func pieces(umin, umax uint64, smin, smax int64) (ps [2]span, n int) {
+	add := func(lo, hi uint64) {
+		lo, hi = max(lo, umin), min(hi, umax)
+		if lo <= hi {
+			ps[n] = span{lo, hi}
+			n++
+		}
+	}
+	if smin < 0 && smax >= 0 {
+		add(0, uint64(smax))
+		add(uint64(smin), maxU64)
+	} else {
+		add(uint64(smin), uint64(smax))
+	}
+	return ps, n
+}
+
+// norm reduces v, like the kernel's reg_bounds_sync but exact for each pair
+// of constraints: the bounds are moved to the nearest values that match T
+// (in both orders), the unsigned and signed ranges are intersected, and T
+// learns the bits the ranges fix. This repeats until nothing changes, so
+// each bound ends up a member of the set. ok is false if the set is empty.
+func (v Value) norm() (Value, bool) {
+	if v.Umin > v.Umax || v.Smin > v.Smax {
+		return v, false
+	}
+	v.T.Value &^= v.T.Mask
+	// Every round shrinks v or stops; a handful of rounds is the rule. The
+	// cap only guards the proof: stopping early is still sound.
+	for range 64 {
+		old := v
+		lo, ok := nextGE(v.T, v.Umin)
+		if !ok || lo > v.Umax {
+			return v, false
+		}
+		hi, _ := prevLE(v.T, v.Umax)
+		v.Umin, v.Umax = lo, hi
+		slo, ok := snextGE(v.T, v.Smin)
+		if !ok || slo > v.Smax {
+			return v, false
+		}
+		shi, _ := sprevLE(v.T, v.Smax)
+		v.Smin, v.Smax = slo, shi
+
+		ps, n := pieces(v.Umin, v.Umax, v.Smin, v.Smax)
+		switch n {
+		case 0:
+			return v, false
+		case 1:
+			p := ps[0]
+			v.Umin, v.Umax = p.lo, p.hi
+			v.Smin, v.Smax = int64(p.lo), int64(p.hi)
+			t, ok := tnumIntersect(v.T, tnumRange(p.lo, p.hi))
+			if !ok {
+				return v, false
+			}
+			v.T = t
+		case 2:
+			// ps[0] is in the low half (non-negative), ps[1] in the high one.
+			v.Umin, v.Umax = ps[0].lo, ps[1].hi
+			v.Smin, v.Smax = int64(ps[1].lo), int64(ps[0].hi)
+			t, ok := tnumIntersect(v.T, tnumUnion(tnumRange(ps[0].lo, ps[0].hi), tnumRange(ps[1].lo, ps[1].hi)))
+			if !ok {
+				return v, false
+			}
+			v.T = t
+		}
+		if v == old {
+			break
+		}
+	}
+	return v, true
+}
+
+// meet intersects two sound descriptions of the same set. ok is false if
+// they share no value.
+func meet(a, b Value) (Value, bool) {
+	t, ok := tnumIntersect(a.T, b.T)
+	if !ok {
+		return a, false
+	}
+	return Value{max(a.Umin, b.Umin), min(a.Umax, b.Umax), max(a.Smin, b.Smin), min(a.Smax, b.Smax), t}.norm()
+}
+
+// String prints v compactly in the kernel's style: a constant as a number,
+// anything else as scalar(...) with the fields that add something.
+func (v Value) String() string {
+	if c, ok := v.Const(); ok {
+		return fmtS(int64(c))
+	}
+	var f []string
+	if v.Umin != 0 || v.Umax != maxU64 {
+		f = append(f, "umin="+fmtU(v.Umin), "umax="+fmtU(v.Umax))
+	}
+	// The signed bounds are printed only when the unsigned ones (and T) do
+	// not already imply them.
+	implied, ok := Value{v.Umin, v.Umax, math.MinInt64, math.MaxInt64, v.T}.norm()
+	if !ok || implied.Smin != v.Smin {
+		f = append(f, "smin="+fmtS(v.Smin))
+	}
+	if !ok || implied.Smax != v.Smax {
+		f = append(f, "smax="+fmtS(v.Smax))
+	}
+	if v.T != tnumUnknown {
+		f = append(f, "var_off="+v.T.String())
+	}
+	return "scalar(" + strings.Join(f, ",") + ")"
+}
+
+// fmtU and fmtS print small numbers in decimal and large ones in hex.
+func fmtU(x uint64) string {
+	if x < 1<<16 {
+		return fmt.Sprint(x)
+	}
+	return fmt.Sprintf("%#x", x)
+}
+
+func fmtS(x int64) string {
+	if -1<<16 < x && x < 1<<16 {
+		return fmt.Sprint(x)
+	}
+	if x < 0 {
+		return fmt.Sprintf("-%#x", -uint64(x))
+	}
+	return fmt.Sprintf("%#x", x)
+}

@@ -1,0 +1,207 @@
+package verifier
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/naam-project/naam/verifier/internal/scalar"
+)
+
+// stackSize is one frame's stack, as in the VM.
+const stackSize = 512
+
+// byteState is what the verifier knows of one stack byte.
+type byteState uint8
+
+const (
+	bUninit byteState = iota // never written
+	bMisc                    // scalar data
+	bSpill                   // part of an 8-byte register spill, see frame.spills
+	bTaint                   // may hold part of a pointer: never readable
+)
+
+// frame is one stack frame: its bytes, its spilled registers, and what the
+// call that created it saved of the caller.
+type frame struct {
+	bytes  [stackSize]byteState
+	spills [stackSize / 8]value
+	saved  [4]value // the caller's r6–r9
+	depth  int      // deepest byte ever accessed, from the frame pointer
+}
+
+// state is the abstract machine state at one program point of one call
+// context.
+type state struct {
+	regs   [11]value
+	frames []*frame // frames[0] is the entry's; the last is the current one
+}
+
+func (s *state) clone() *state {
+	out := &state{regs: s.regs, frames: make([]*frame, len(s.frames))}
+	for i, f := range s.frames {
+		c := *f
+		out.frames[i] = &c
+	}
+	return out
+}
+
+func (s *state) cur() *frame { return s.frames[len(s.frames)-1] }
+
+// join merges o into a copy of s; with widen, numeric parts are widened.
+func (s *state) join(o *state, merge int32, widen bool, thresholds []uint64) *state {
+	out := s.clone()
+	for i := range out.regs {
+		if widen {
+			out.regs[i] = s.regs[i].widen(o.regs[i], merge, thresholds)
+		} else {
+			out.regs[i] = s.regs[i].join(o.regs[i], merge)
+		}
+	}
+	for fi, f := range out.frames {
+		g := o.frames[fi]
+		for i := range f.bytes {
+			f.bytes[i] = joinByte(f.bytes[i], g.bytes[i])
+		}
+		for slot := range f.spills {
+			if f.bytes[slot*8] != bSpill {
+				f.spills[slot] = value{}
+				continue
+			}
+			a, b := f.spills[slot], g.spills[slot]
+			var v value
+			if widen {
+				v = a.widen(b, merge, thresholds)
+			} else {
+				v = a.join(b, merge)
+			}
+			if v.kind == kConflict || v.kind == kUninit {
+				// A pointer on one path, something else on the other: the
+				// bytes can be read as neither.
+				for i := slot * 8; i < slot*8+8; i++ {
+					f.bytes[i] = bTaint
+				}
+				v = value{}
+			}
+			f.spills[slot] = v
+		}
+		for i := range f.saved {
+			f.saved[i] = f.saved[i].join(g.saved[i], merge)
+		}
+		f.depth = max(f.depth, g.depth)
+	}
+	return out
+}
+
+func joinByte(a, b byteState) byteState {
+	switch {
+	case a == b:
+		return a
+	case a == bUninit || b == bUninit:
+		return bUninit
+	case a == bTaint || b == bTaint:
+		return bTaint
+	}
+	// bMisc with bSpill: initialised data, but the spill is gone. If the
+	// spill was a pointer the join of the slot's values taints it.
+	return bMisc
+}
+
+func (s *state) equal(o *state) bool {
+	if len(s.frames) != len(o.frames) {
+		return false
+	}
+	for i := range s.regs {
+		if !s.regs[i].equal(o.regs[i]) {
+			return false
+		}
+	}
+	for fi, f := range s.frames {
+		g := o.frames[fi]
+		if f.bytes != g.bytes || f.depth != g.depth {
+			return false
+		}
+		for i := range f.spills {
+			if !f.spills[i].equal(g.spills[i]) {
+				return false
+			}
+		}
+		for i := range f.saved {
+			if !f.saved[i].equal(g.saved[i]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// regString prints the registers in use, kernel-log style.
+func (s *state) regString() string {
+	var parts []string
+	for i, v := range s.regs {
+		if v.kind != kUninit {
+			parts = append(parts, fmt.Sprintf("r%d=%s", i, v))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// stackString prints the initialised part of the current frame.
+func (s *state) stackString() string {
+	f := s.cur()
+	var parts []string
+	for slot := 0; slot < stackSize/8; slot++ {
+		off := -stackSize + slot*8
+		b := f.bytes[slot*8 : slot*8+8]
+		switch {
+		case b[0] == bSpill:
+			parts = append(parts, fmt.Sprintf("fp%d=%s", off, f.spills[slot]))
+		case allBytes(b, bUninit):
+		default:
+			var m strings.Builder
+			for _, x := range b {
+				m.WriteByte(".mst"[x])
+			}
+			parts = append(parts, fmt.Sprintf("fp%d=%s", off, m.String()))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func allBytes(b []byteState, x byteState) bool {
+	for _, y := range b {
+		if y != x {
+			return false
+		}
+	}
+	return true
+}
+
+// mark sets the state of stack bytes [lo, hi) of frame f (offsets from the
+// frame pointer, negative), dropping spills they overlap: the rest of an
+// overlapped pointer spill becomes taint, of a scalar spill misc.
+func (f *frame) mark(lo, hi int64, b byteState) {
+	for slot := (lo + stackSize) / 8; slot <= (hi-1+stackSize)/8 && slot < stackSize/8; slot++ {
+		if f.bytes[slot*8] == bSpill {
+			rest := bMisc
+			if f.spills[slot].kind.isPointer() {
+				rest = bTaint
+			}
+			for i := slot * 8; i < slot*8+8; i++ {
+				f.bytes[i] = rest
+			}
+			f.spills[slot] = value{}
+		}
+	}
+	for i := lo + stackSize; i < hi+stackSize; i++ {
+		f.bytes[i] = b
+	}
+	f.depth = max(f.depth, int(-lo))
+}
+
+// unknownOfSize is the value of a zero-extended load of size bytes.
+func unknownOfSize(size int) scalar.Value {
+	if size >= 8 {
+		return scalar.Unknown()
+	}
+	return scalar.Range(0, 1<<(8*size)-1)
+}

@@ -1,0 +1,596 @@
+package verifier
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/verifier/internal/scalar"
+)
+
+// maxPacketOff bounds the variable part of a request or reply pointer, as
+// the kernel's MAX_PACKET_OFF.
+const maxPacketOff = 0xffff
+
+// fail builds a rejection at slot showing the given registers.
+func (c *checker) fail(slot int, code Code, st *state, regs []asm.Register, format string, args ...any) *Error {
+	e := &Error{Insn: slot, Pos: c.pos(slot), Code: code, Msg: fmt.Sprintf(format, args...)}
+	for _, r := range regs {
+		if st != nil && int(r) < len(st.regs) {
+			e.State = append(e.State, fmt.Sprintf("r%d: %s", r, st.regs[r]))
+		}
+	}
+	return e
+}
+
+func (c *checker) pos(slot int) string {
+	if c.cfg.Position == nil {
+		return ""
+	}
+	return c.cfg.Position(slot)
+}
+
+// use reads register r, which must have been written and have one type.
+func (c *checker) use(st *state, slot int, r asm.Register) (value, *Error) {
+	v := st.regs[r]
+	switch v.kind {
+	case kUninit:
+		return v, c.fail(slot, CodeUninitReg, st, nil, "r%d is read but was never written on some path here", r)
+	case kConflict:
+		return v, c.fail(slot, CodeUninitReg, st, nil, "r%d holds values of different types on paths that merge before here (a pointer on one, something else on another)", r)
+	}
+	return v, nil
+}
+
+// step applies one instruction that is not a block terminator.
+func (c *checker) step(st *state, slot int) *Error {
+	ins := c.p.at(slot)
+	op := bytecode.RawOpcode(ins)
+	switch asm.Class(op & 7) {
+	case asm.ALUClass, asm.ALU64Class:
+		return c.alu(st, slot, ins, op)
+	case asm.LdClass:
+		return c.lddw(st, slot, ins)
+	case asm.LdXClass:
+		return c.load(st, slot, ins, op)
+	case asm.StClass, asm.StXClass:
+		if op&0xe0 == 0xc0 {
+			return c.atomic(st, slot, ins, op)
+		}
+		return c.store(st, slot, ins, op)
+	case asm.JumpClass: // helper calls; the rest are terminators
+		return c.helperCall(st, slot, ins, op)
+	}
+	return c.fail(slot, CodeInvalidInsn, st, nil, "unexpected instruction %#02x", op)
+}
+
+var aluOps = map[asm.ALUOp]scalar.Op{
+	asm.Add: scalar.Add, asm.Sub: scalar.Sub, asm.Mul: scalar.Mul, asm.Div: scalar.Div, asm.SDiv: scalar.SDiv,
+	asm.Or: scalar.Or, asm.And: scalar.And, asm.LSh: scalar.Lsh, asm.RSh: scalar.Rsh, asm.Mod: scalar.Mod,
+	asm.SMod: scalar.SMod, asm.Xor: scalar.Xor, asm.Mov: scalar.Mov, asm.ArSh: scalar.Arsh, asm.Neg: scalar.Neg,
+	asm.MovSX8: scalar.MovSX8, asm.MovSX16: scalar.MovSX16, asm.MovSX32: scalar.MovSX32,
+}
+
+func swapOp(op byte, width int64) scalar.Op {
+	alu64 := op&7 == byte(asm.ALU64Class)
+	be := op&0x08 != 0
+	idx := map[int64]int{16: 0, 32: 1, 64: 2}[width]
+	switch {
+	case alu64 || be:
+		return [3]scalar.Op{scalar.Bswap16, scalar.Bswap32, scalar.Bswap64}[idx]
+	}
+	return [3]scalar.Op{scalar.Le16, scalar.Le32, scalar.Le64}[idx]
+}
+
+func (c *checker) alu(st *state, slot int, ins *asm.Instruction, op byte) *Error {
+	alu64 := op&7 == byte(asm.ALU64Class)
+	reg := op&0x08 != 0
+	aop := ins.OpCode.ALUOp()
+	var src value
+	if aop == asm.Swap {
+		reg = false
+	}
+	if reg {
+		v, err := c.use(st, slot, ins.Src)
+		if err != nil {
+			return err
+		}
+		src = v
+	} else {
+		src = constValue(uint64(ins.Constant))
+	}
+	dst := st.regs[ins.Dst]
+	switch aop {
+	case asm.Mov, asm.MovSX8, asm.MovSX16, asm.MovSX32:
+		if src.kind.isPointer() {
+			if aop == asm.Mov && alu64 {
+				st.regs[ins.Dst] = src
+				return nil
+			}
+			return c.fail(slot, CodePointerArith, st, []asm.Register{ins.Src}, "a %s move of a pointer would expose address bits as a number", map[bool]string{true: "sign-extending", false: "32-bit"}[aop != asm.Mov])
+		}
+		st.regs[ins.Dst] = scalarValue(scalar.ALU(aluOps[aop], alu64, scalar.Unknown(), src.off))
+		return nil
+	}
+	d, err := c.use(st, slot, ins.Dst)
+	if err != nil {
+		return err
+	}
+	if d.kind.isPointer() || src.kind.isPointer() {
+		v, err := c.pointerArith(st, slot, ins, aop, alu64, d, src)
+		if err != nil {
+			return err
+		}
+		st.regs[ins.Dst] = v
+		return nil
+	}
+	sop, ok := aluOps[aop]
+	if aop == asm.Swap {
+		sop, ok = swapOp(op, ins.Constant), true
+	}
+	if !ok {
+		return c.fail(slot, CodeInvalidInsn, st, nil, "unsupported ALU operation")
+	}
+	st.regs[ins.Dst] = scalarValue(scalar.ALU(sop, alu64, dst.off, src.off))
+	return nil
+}
+
+// pointerArith allows pointer ± scalar and the difference of two pointers
+// into one object; everything else would forge or expose addresses.
+func (c *checker) pointerArith(st *state, slot int, ins *asm.Instruction, aop asm.ALUOp, alu64 bool, d, s value) (value, *Error) {
+	regs := []asm.Register{ins.Dst}
+	if ins.OpCode.Source() == asm.RegSource {
+		regs = append(regs, ins.Src)
+	}
+	bad := func(why string) (value, *Error) {
+		return value{}, c.fail(slot, CodePointerArith, st, regs, "%s", why)
+	}
+	if !alu64 {
+		return bad("32-bit arithmetic on a pointer")
+	}
+	switch {
+	case aop == asm.Add && d.kind.isPointer() && s.kind.isPointer():
+		return bad("adding two pointers")
+	case aop == asm.Add && d.kind.isPointer():
+		return c.offset(st, slot, regs, d, s, 1)
+	case aop == asm.Add:
+		return c.offset(st, slot, regs, s, d, 1)
+	case aop == asm.Sub && d.kind.isPointer() && s.kind.isPointer():
+		if !d.sameObject(s) {
+			return bad(fmt.Sprintf("subtracting pointers into different objects (%s, %s)", d.kind, s.kind))
+		}
+		if d.kind.packetLike() {
+			if d.id == 0 && s.id == 0 {
+				return constValue(uint64(d.fixed - s.fixed)), nil
+			}
+			return unknownScalar(), nil
+		}
+		if d.kind == kReqEnd || d.kind == kReplyEnd {
+			return constValue(0), nil
+		}
+		return scalarValue(scalar.ALU(scalar.Sub, true, d.off, s.off)), nil
+	case aop == asm.Sub && d.kind.isPointer():
+		return c.offset(st, slot, regs, d, s, -1)
+	case aop == asm.Sub:
+		return bad("subtracting a pointer from a number")
+	}
+	return bad(fmt.Sprintf("operation %v on a pointer (only adding or subtracting a number is allowed)", aop))
+}
+
+// offset moves pointer p by sign×s.
+func (c *checker) offset(st *state, slot int, regs []asm.Register, p, s value, sign int64) (value, *Error) {
+	k, isConst := s.off.Const()
+	switch p.kind {
+	case kReqEnd, kReplyEnd:
+		return value{}, c.fail(slot, CodePointerArith, st, regs, "arithmetic on %s (compare against it instead)", p.kind)
+	case kCtx:
+		if !isConst {
+			return value{}, c.fail(slot, CodePointerArith, st, regs, "variable offset into the context")
+		}
+	case kReq, kReply:
+		if isConst {
+			f := p.fixed + sign*int64(k)
+			if f < -maxPacketOff || f > maxPacketOff {
+				return value{}, c.fail(slot, CodePointerArith, st, regs, "offset %d into %s is out of any packet's range", f, p.kind)
+			}
+			p.fixed = f
+			return p, nil
+		}
+		if sign < 0 {
+			return value{}, c.fail(slot, CodePointerArith, st, regs, "subtracting a variable from a %s pointer", p.kind)
+		}
+		p.off = scalar.ALU(scalar.Add, true, p.off, s.off)
+		p.id = int32(slot + 1)
+		p.rng = 0
+		return p, nil
+	}
+	op := scalar.Add
+	if sign < 0 {
+		op = scalar.Sub
+	}
+	p.off = scalar.ALU(op, true, p.off, s.off)
+	return p, nil
+}
+
+func (c *checker) lddw(st *state, slot int, ins *asm.Instruction) *Error {
+	if ins.Src != bytecode.PseudoMapValue {
+		st.regs[ins.Dst] = constValue(uint64(ins.Constant))
+		return nil
+	}
+	idx, off := uint32(ins.Constant), uint32(uint64(ins.Constant)>>32)
+	if int(idx) >= len(c.cfg.Regions) {
+		return c.fail(slot, CodeOutOfBounds, st, nil, "region %d does not exist (the program has %d regions)", idx, len(c.cfg.Regions))
+	}
+	st.regs[ins.Dst] = value{kind: kRegion, region: int16(idx), off: scalar.Const(uint64(off))}
+	return nil
+}
+
+// object is an access's target and the byte range every possible address
+// of it covers.
+type access struct {
+	ptr    value
+	lo, hi int64 // [lo, hi): offsets in the object (stack: from the frame pointer)
+	exact  bool  // the offset is a known constant
+}
+
+// check proves that a size-byte access through register r at insn offset
+// off stays inside its object, with the right permissions and alignment.
+func (c *checker) check(st *state, slot int, r asm.Register, off int64, size int, write, atomic bool) (access, *Error) {
+	p, err := c.use(st, slot, r)
+	if err != nil {
+		return access{}, err
+	}
+	regs := []asm.Register{r}
+	verb := map[bool]string{false: "read", true: "write"}[write]
+	if !p.kind.isPointer() {
+		return access{}, c.fail(slot, CodeNotAPointer, st, regs, "%s through r%d, which holds a number, not a pointer", verb, r)
+	}
+	a := access{ptr: p}
+	var objLo, objHi int64
+	var what string
+	switch p.kind {
+	case kReqEnd, kReplyEnd:
+		return a, c.fail(slot, CodeOutOfBounds, st, regs, "%s through %s, which points past the end", verb, p.kind)
+	case kCtx:
+		co, ok := p.off.Const()
+		field, okf := bytecode.CtxFieldAt(int(int64(co) + off))
+		if !ok || !okf || size != 8 {
+			return a, c.fail(slot, CodeContextAccess, st, regs, "context access of %d bytes at offset %d: handlers load whole 8-byte fields at offsets 0, 8, …, %d", size, int64(co)+off, bytecode.CtxSize-8)
+		}
+		if write {
+			return a, c.fail(slot, CodeReadOnly, st, regs, "write to the context field %s: the context is read-only", field.Name)
+		}
+		a.lo, a.hi, a.exact = int64(co)+off, int64(co)+off+8, true
+		return a, nil
+	case kReq, kReply:
+		if p.off.Smin < 0 || p.off.Umax > maxPacketOff {
+			return a, c.fail(slot, CodeOutOfBounds, st, regs, "the variable offset of r%d into %s is not bounded (%s)", r, p.kind, p.off)
+		}
+		lo, hi := p.fixed+off, p.fixed+off+int64(size)
+		if lo < 0 || hi > p.rng {
+			if p.rng == 0 {
+				return a, c.fail(slot, CodeOutOfBounds, st, regs, "%s of %d bytes at %s%+d before any check against %s_end proved them inside", verb, size, p.kind, lo, map[kind]string{kReq: "data", kReply: "reply"}[p.kind])
+			}
+			return a, c.fail(slot, CodeOutOfBounds, st, regs, "%s of %d bytes at %s%+d, but only %d bytes are proved inside by the check against its end", verb, size, p.kind, lo, p.rng)
+		}
+		if write && p.kind == kReq {
+			return a, c.fail(slot, CodeReadOnly, st, regs, "write to the request: it is read-only (answer in the reply)")
+		}
+		a.lo, a.hi = lo, hi
+		_, a.exact = p.off.Const()
+		return a, c.alignment(st, slot, regs, p.off, lo, size, atomic)
+	case kStack:
+		objLo, objHi, what = -stackSize, 0, fmt.Sprintf("the stack frame of r%d ([r10-%d, r10))", r, stackSize)
+	case kMem:
+		objLo, objHi, what = 0, int64(c.cfg.MemSize), fmt.Sprintf("the memory (%d bytes)", c.cfg.MemSize)
+	case kRegion:
+		reg := c.cfg.Regions[p.region]
+		objLo, objHi, what = 0, int64(reg.Size), fmt.Sprintf("region %d %q (%d bytes)", p.region, reg.Name, reg.Size)
+		if write && !reg.Writable {
+			return a, c.fail(slot, CodeReadOnly, st, regs, "write to region %q, which is read-only", reg.Name)
+		}
+	}
+	const limit = 1 << 40
+	if p.off.Smin < -limit || p.off.Smax > limit {
+		return a, c.fail(slot, CodeOutOfBounds, st, regs, "%s of %d bytes through r%d with an unbounded offset %s into %s", verb, size, r, p.off, what)
+	}
+	a.lo, a.hi = p.off.Smin+off, p.off.Smax+off+int64(size)
+	if a.lo < objLo || a.hi > objHi {
+		if _, ok := p.off.Const(); ok {
+			return a, c.fail(slot, CodeOutOfBounds, st, regs, "%s of %d bytes at offset %d is outside %s", verb, size, a.lo, what)
+		}
+		return a, c.fail(slot, CodeOutOfBounds, st, regs, "%s of %d bytes at offsets %d..%d may fall outside %s", verb, size, a.lo, a.hi-1, what)
+	}
+	_, a.exact = p.off.Const()
+	return a, c.alignment(st, slot, regs, p.off, off, size, atomic)
+}
+
+// alignment requires atomics to be naturally aligned for every offset. The
+// bases (frame pointers, memory, regions, packets) are 8-byte aligned.
+func (c *checker) alignment(st *state, slot int, regs []asm.Register, varOff scalar.Value, constOff int64, size int, atomic bool) *Error {
+	if !atomic {
+		return nil
+	}
+	mask := uint64(size - 1)
+	if varOff.T.Mask&mask != 0 || (varOff.T.Value+uint64(constOff))&mask != 0 {
+		return c.fail(slot, CodeMisaligned, st, regs, "atomic access of %d bytes is not provably %d-byte aligned (offset %s%+d)", size, size, varOff, constOff)
+	}
+	return nil
+}
+
+func (c *checker) load(st *state, slot int, ins *asm.Instruction, op byte) *Error {
+	size := asm.Size(op & 0x18).Sizeof()
+	signExt := op&0xe0 == 0x80
+	a, err := c.check(st, slot, ins.Src, int64(ins.Offset), size, false, false)
+	if err != nil {
+		return err
+	}
+	var v value
+	switch a.ptr.kind {
+	case kCtx:
+		field, _ := bytecode.CtxFieldAt(int(a.lo))
+		switch field.Kind {
+		case bytecode.CtxKindRequest:
+			v = pointer(kReq, 0)
+		case bytecode.CtxKindRequestEnd:
+			v = pointer(kReqEnd, 0)
+		case bytecode.CtxKindReply:
+			v = pointer(kReply, 0)
+		case bytecode.CtxKindReplyEnd:
+			v = pointer(kReplyEnd, 0)
+		default:
+			v = unknownScalar()
+		}
+		v.off = scalar.Const(0)
+		v.fixed = 0
+	case kStack:
+		v, err = c.readStack(st, slot, ins.Src, a, size)
+		if err != nil {
+			return err
+		}
+	default:
+		if a.ptr.kind == kRegion {
+			c.regionsRead[a.ptr.region] = true
+		}
+		v = scalarValue(unknownOfSize(size))
+	}
+	if signExt && v.kind == kScalar {
+		v.off = scalar.ALU([4]scalar.Op{scalar.MovSX32, scalar.MovSX16, scalar.MovSX8, scalar.Mov}[(op>>3)&3], true, scalar.Unknown(), v.off)
+	}
+	st.regs[ins.Dst] = v
+	return nil
+}
+
+// readStack reads [a.lo, a.hi) of the frame a.ptr points into.
+func (c *checker) readStack(st *state, slot int, r asm.Register, a access, size int) (value, *Error) {
+	f := st.frames[a.ptr.frame]
+	i0 := a.lo + stackSize
+	if a.exact && size == 8 && i0%8 == 0 && f.bytes[i0] == bSpill {
+		return f.spills[i0/8], nil
+	}
+	for i := a.lo; i < a.hi; i++ {
+		switch b := f.bytes[i+stackSize]; {
+		case b == bUninit:
+			return value{}, c.fail(slot, CodeUninitStack, st, []asm.Register{r}, "read of %d bytes at fp%d reaches fp%d, which was never written", size, a.lo, i)
+		case b == bTaint || (b == bSpill && f.spills[(i+stackSize)/8].kind.isPointer()):
+			return value{}, c.fail(slot, CodePointerLeak, st, []asm.Register{r}, "read of %d bytes at fp%d would expose part of a spilled pointer at fp%d as a number", size, a.lo, i)
+		}
+	}
+	// A narrow read of a constant spill is still a constant.
+	if a.exact && f.bytes[i0] == bSpill && i0/8 == (a.hi-1+stackSize)/8 {
+		if k, ok := f.spills[i0/8].off.Const(); ok {
+			v := k >> (8 * (i0 % 8))
+			if size < 8 {
+				v &= 1<<(8*size) - 1
+			}
+			return constValue(v), nil
+		}
+	}
+	return scalarValue(unknownOfSize(size)), nil
+}
+
+func (c *checker) store(st *state, slot int, ins *asm.Instruction, op byte) *Error {
+	size := asm.Size(op & 0x18).Sizeof()
+	var v value
+	regs := []asm.Register{ins.Dst}
+	if asm.Class(op&7) == asm.StClass {
+		v = constValue(uint64(ins.Constant))
+	} else {
+		var err *Error
+		if v, err = c.use(st, slot, ins.Src); err != nil {
+			return err
+		}
+		regs = append(regs, ins.Src)
+	}
+	a, err := c.check(st, slot, ins.Dst, int64(ins.Offset), size, true, false)
+	if err != nil {
+		return err
+	}
+	if a.ptr.kind != kStack {
+		if v.kind.isPointer() {
+			return c.fail(slot, CodePointerLeak, st, regs, "storing a pointer into %s would leak an address", a.ptr.kind)
+		}
+		if a.ptr.kind == kRegion {
+			c.regionsWritten[a.ptr.region] = true
+		}
+		return nil
+	}
+	f := st.frames[a.ptr.frame]
+	switch {
+	case a.exact && size == 8 && (a.lo+stackSize)%8 == 0:
+		f.mark(a.lo, a.hi, bSpill)
+		f.spills[(a.lo+stackSize)/8] = v
+	case v.kind.isPointer():
+		return c.fail(slot, CodePointerLeak, st, regs, "a pointer may only be spilled whole: 8 bytes at an 8-byte aligned constant stack offset")
+	case a.exact:
+		f.mark(a.lo, a.hi, bMisc)
+	default:
+		// Some bytes of [lo, hi) are written, which ones is unknown: none
+		// becomes initialised, and spills in the range are gone.
+		for i := a.lo; i < a.hi; i++ {
+			if b := f.bytes[i+stackSize]; b == bSpill {
+				f.mark(i, i+1, bMisc)
+			}
+		}
+		f.depth = max(f.depth, int(-a.lo))
+	}
+	return nil
+}
+
+var atomicFetches = map[asm.AtomicOp]bool{
+	asm.FetchAdd: true, asm.FetchOr: true, asm.FetchAnd: true, asm.FetchXor: true, asm.Xchg: true,
+}
+
+func (c *checker) atomic(st *state, slot int, ins *asm.Instruction, op byte) *Error {
+	size := asm.Size(op & 0x18).Sizeof()
+	aop := ins.OpCode.AtomicOp()
+	src, err := c.use(st, slot, ins.Src)
+	if err != nil {
+		return err
+	}
+	regs := []asm.Register{ins.Dst, ins.Src}
+	if src.kind.isPointer() {
+		return c.fail(slot, CodePointerLeak, st, regs, "an atomic operation with a pointer operand would store or expose an address")
+	}
+	if aop == asm.CmpXchg {
+		r0, err := c.use(st, slot, asm.R0)
+		if err != nil {
+			return err
+		}
+		if r0.kind.isPointer() {
+			return c.fail(slot, CodePointerLeak, st, []asm.Register{asm.R0}, "cmpxchg compares memory with r0, which holds a pointer")
+		}
+	}
+	a, err := c.check(st, slot, ins.Dst, int64(ins.Offset), size, true, true)
+	if err != nil {
+		return err
+	}
+	switch a.ptr.kind {
+	case kStack:
+		f := st.frames[a.ptr.frame]
+		for i := a.lo; i < a.hi; i++ {
+			switch b := f.bytes[i+stackSize]; {
+			case b == bUninit:
+				return c.fail(slot, CodeUninitStack, st, regs, "atomic operation on fp%d, which was never written", i)
+			case b == bTaint || (b == bSpill && f.spills[(i+stackSize)/8].kind.isPointer()):
+				return c.fail(slot, CodePointerLeak, st, regs, "atomic operation on a spilled pointer at fp%d", i)
+			}
+		}
+		if a.exact {
+			f.mark(a.lo, a.hi, bMisc)
+		} else {
+			for i := a.lo; i < a.hi; i++ {
+				if f.bytes[i+stackSize] == bSpill {
+					f.mark(i, i+1, bMisc)
+				}
+			}
+		}
+	case kRegion:
+		c.regionsRead[a.ptr.region] = true
+		c.regionsWritten[a.ptr.region] = true
+	}
+	switch {
+	case aop == asm.CmpXchg:
+		st.regs[asm.R0] = scalarValue(unknownOfSize(size))
+	case atomicFetches[aop]:
+		st.regs[ins.Src] = scalarValue(unknownOfSize(size))
+	}
+	return nil
+}
+
+// helperCall checks a helper's arguments against its signature and applies
+// its effect: r0 a number, r1–r5 clobbered.
+func (c *checker) helperCall(st *state, slot int, ins *asm.Instruction, op byte) *Error {
+	if op == bytecode.OpCallX {
+		return c.fail(slot, CodeUnknownHelper, st, []asm.Register{ins.Dst}, "callx (a helper number in a register) cannot be verified; call helpers by number")
+	}
+	id := uint32(ins.Constant)
+	spec, ok := bytecode.Helper(id)
+	if c.cfg.Raw || !ok {
+		where := "raw mode has no helpers"
+		if !c.cfg.Raw {
+			where = fmt.Sprintf("helpers are 1..%d (spec/abi.md)", len(bytecode.Helpers)-1)
+		}
+		return c.fail(slot, CodeUnknownHelper, st, nil, "call of helper %d: %s", id, where)
+	}
+	c.helpersUsed[id] = true
+	for i := 0; i < spec.NumArgs(); i++ {
+		r := asm.Register(i + 1)
+		v, err := c.use(st, slot, r)
+		if err != nil {
+			err.Msg = fmt.Sprintf("%s: argument %s (r%d): %s", spec.Signature(), spec.ArgNames[i], r, err.Msg)
+			return err
+		}
+		kind := spec.Args[i]
+		switch {
+		case kind == ArgScalar || kind == bytecode.ArgSize:
+			if v.kind != kScalar {
+				return c.fail(slot, CodeHelperArg, st, []asm.Register{r}, "%s: argument %s (r%d) must be a number, not a %s", spec.Signature(), spec.ArgNames[i], r, v.kind)
+			}
+		case kind.IsMem():
+			j, _ := spec.SizeArg(i)
+			if err := c.helperMem(st, slot, spec, i, j); err != nil {
+				return err
+			}
+		}
+	}
+	st.regs[asm.R0] = unknownScalar()
+	for r := asm.R1; r <= asm.R5; r++ {
+		st.regs[r] = value{}
+	}
+	return nil
+}
+
+// ArgScalar is bytecode.ArgScalar, short for the switch above.
+const ArgScalar = bytecode.ArgScalar
+
+// helperMem checks memory argument i, whose length is argument j.
+func (c *checker) helperMem(st *state, slot int, spec bytecode.HelperSpec, i, j int) *Error {
+	r, rl := asm.Register(i+1), asm.Register(j+1)
+	regs := []asm.Register{r, rl}
+	n := st.regs[rl]
+	if n.kind != kScalar {
+		return c.fail(slot, CodeHelperArg, st, regs, "%s: %s (r%d) must be a number", spec.Signature(), spec.ArgNames[j], rl)
+	}
+	if n.off.Smin < 0 || n.off.Umax > math.MaxInt32 {
+		return c.fail(slot, CodeHelperArg, st, regs, "%s: %s (r%d) must be provably between 0 and 2^31-1, is %s", spec.Signature(), spec.ArgNames[j], rl, n.off)
+	}
+	size := int(n.off.Umax)
+	if size == 0 {
+		return nil
+	}
+	write := spec.Args[i] == bytecode.ArgMemWritable
+	a, err := c.check(st, slot, r, 0, size, write, false)
+	if err != nil {
+		err.Code = CodeHelperArg
+		err.Msg = fmt.Sprintf("%s: argument %s (r%d) with up to %d bytes: %s", spec.Signature(), spec.ArgNames[i], r, size, err.Msg)
+		return err
+	}
+	switch a.ptr.kind {
+	case kStack:
+		f := st.frames[a.ptr.frame]
+		if write {
+			if a.exact {
+				f.mark(a.lo, a.lo+int64(n.off.Umin), bMisc)
+			}
+			return nil
+		}
+		for b := a.lo; b < a.hi; b++ {
+			switch x := f.bytes[b+stackSize]; {
+			case x == bUninit:
+				return c.fail(slot, CodeUninitStack, st, regs, "%s: argument %s reads fp%d, which was never written", spec.Signature(), spec.ArgNames[i], b)
+			case spec.Args[i] == bytecode.ArgMemNoPointers && (x == bTaint || (x == bSpill && f.spills[(b+stackSize)/8].kind.isPointer())):
+				return c.fail(slot, CodePointerLeak, st, regs, "%s: argument %s includes a spilled pointer at fp%d, and these bytes leave the sandbox", spec.Signature(), spec.ArgNames[i], b)
+			}
+		}
+	case kRegion:
+		if write {
+			c.regionsWritten[a.ptr.region] = true
+		} else {
+			c.regionsRead[a.ptr.region] = true
+		}
+	}
+	return nil
+}

@@ -1,0 +1,160 @@
+package verifier
+
+import (
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/naam-project/naam/bytecode"
+)
+
+// DefaultBudget is the largest worst-case instruction count accepted when
+// Config.Budget is 0.
+const DefaultBudget = 100_000
+
+// Region is one region the program may address with lddw region[i].
+type Region struct {
+	Name     string
+	Size     uint64
+	Writable bool
+}
+
+// Entry is a point where execution starts: a handler.
+type Entry struct {
+	Name string
+	Slot int
+}
+
+// Config says what the program may assume and what it may do.
+type Config struct {
+	// Raw selects raw mode (conformance, naamc vm): r1 points to MemSize
+	// readable and writable bytes, r2 = MemSize, no helpers. Otherwise the
+	// handler ABI applies (spec/abi.md): r1 is the read-only context.
+	Raw     bool
+	MemSize uint64
+	// Entries are the handlers; nil means one entry at slot 0.
+	Entries []Entry
+	Regions []Region
+	// Budget is the largest accepted worst case; 0 means DefaultBudget.
+	Budget uint64
+	// Position names the source of a slot ("file:line") for messages.
+	Position func(slot int) string
+	// Log, if set, receives the whole walk: every block visit with its
+	// state, as the kernel's verifier log at level 2.
+	Log io.Writer
+}
+
+// Report is what the verifier proved about an accepted program.
+type Report struct {
+	// MaxInsns is the largest worst-case instruction count over the entries.
+	MaxInsns uint64
+	Entries  []EntryReport
+	// StackDepth is the most stack bytes any run uses, over all frames.
+	StackDepth int
+	// RegionsRead and RegionsWritten list region indices.
+	RegionsRead, RegionsWritten []int
+	// Helpers lists the helper numbers called; HostOnly is set when one of
+	// them exists only on the host.
+	Helpers  []uint32
+	HostOnly bool
+	// Insns is the program's length in instructions, States how many block
+	// visits the analysis took.
+	Insns, States int
+}
+
+// EntryReport is the bound of one entry.
+type EntryReport struct {
+	Name     string
+	Slot     int
+	MaxInsns uint64
+}
+
+// String is a one-line summary with max-insns=K, as naamc verify prints it.
+func (r *Report) String() string {
+	return fmt.Sprintf("max-insns=%d stack=%d insns=%d regions-read=%v regions-written=%v helpers=%v",
+		r.MaxInsns, r.StackDepth, r.Insns, r.RegionsRead, r.RegionsWritten, r.Helpers)
+}
+
+// Verify checks insns under cfg. A rejection is an *Error.
+func Verify(insns asm.Instructions, cfg Config) (*Report, error) {
+	if err := bytecode.Validate(insns); err != nil {
+		if ie, ok := err.(*bytecode.InsnError); ok {
+			e := &Error{Insn: ie.Insn, Code: CodeInvalidInsn, Msg: ie.Msg}
+			if e.Msg == "" {
+				e.Msg = ie.Error()
+			}
+			if cfg.Position != nil {
+				e.Pos = cfg.Position(ie.Insn)
+			}
+			return nil, e
+		}
+		return nil, &Error{Code: CodeInvalidInsn, Msg: err.Error()}
+	}
+	if cfg.Budget == 0 {
+		cfg.Budget = DefaultBudget
+	}
+	p := newProgram(insns)
+	entries := cfg.Entries
+	if entries == nil {
+		entries = []Entry{{Name: "main", Slot: 0}}
+	}
+	slots := make([]int, len(entries))
+	for i, e := range entries {
+		if e.Slot < 0 || e.Slot >= p.slots || p.insnAt[e.Slot] < 0 {
+			return nil, &Error{Insn: e.Slot, Code: CodeBadEntry, Msg: fmt.Sprintf("entry %q at slot %d is not an instruction", e.Name, e.Slot)}
+		}
+		slots[i] = e.Slot
+	}
+	g, verr := buildCFG(p, slots)
+	if verr != nil {
+		return nil, withPos(verr, cfg)
+	}
+	funcs, verr := g.structure(slots)
+	if verr != nil {
+		return nil, withPos(verr, cfg)
+	}
+	c := newChecker(p, g, funcs, cfg)
+	rep := &Report{Insns: len(insns)}
+	for _, e := range entries {
+		bound, verr := c.analyzeEntry(e)
+		if verr != nil {
+			return nil, verr
+		}
+		if bound > cfg.Budget {
+			return nil, withPos(&Error{Insn: e.Slot, Code: CodeBudget,
+				Msg: fmt.Sprintf("entry %q may execute up to %d instructions, over the budget of %d", e.Name, bound, cfg.Budget)}, cfg)
+		}
+		rep.Entries = append(rep.Entries, EntryReport{Name: e.Name, Slot: e.Slot, MaxInsns: bound})
+		rep.MaxInsns = max(rep.MaxInsns, bound)
+	}
+	rep.StackDepth = c.stackDepth
+	rep.RegionsRead = keys(c.regionsRead)
+	rep.RegionsWritten = keys(c.regionsWritten)
+	for id := range c.helpersUsed {
+		rep.Helpers = append(rep.Helpers, id)
+		if h, ok := bytecode.Helper(id); ok && h.HostOnly {
+			rep.HostOnly = true
+		}
+	}
+	sort.Slice(rep.Helpers, func(i, j int) bool { return rep.Helpers[i] < rep.Helpers[j] })
+	rep.States = c.visits
+	return rep, nil
+}
+
+func withPos(e *Error, cfg Config) *Error {
+	if cfg.Position != nil && e.Pos == "" {
+		e.Pos = cfg.Position(e.Insn)
+	}
+	return e
+}
+
+func keys[K ~int16 | ~int](m map[K]bool) []int {
+	out := []int{}
+	for k := range m {
+		out = append(out, int(k))
+	}
+	sort.Ints(out)
+	return out
+}
