@@ -343,8 +343,6 @@ func (c *checker) load(st *state, slot int, ins *asm.Instruction, op byte) *Erro
 		default:
 			v = unknownScalar()
 		}
-		v.off = scalar.Const(0)
-		v.fixed = 0
 	case kStack:
 		v, err = c.readStack(st, slot, ins.Src, a, size)
 		if err != nil {

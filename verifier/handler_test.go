@@ -1,0 +1,224 @@
+package verifier
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/naam-project/naam/bytecode"
+)
+
+// TestHandlerABI checks the handler-mode rules of spec/abi.md: typed
+// context loads, data_end checks, the reply, regions and helper signatures.
+func TestHandlerABI(t *testing.T) {
+	regions := []Region{{Name: "table", Size: 4096, Writable: true}, {Name: "config", Size: 64}}
+	tests := []struct {
+		name     string
+		src      string
+		wantCode Code   // "" accepts
+		wantMsg  string // substring of the message
+	}{
+		{"request read after data_end check", `
+ldxdw %r2, [%r1+0]   # data
+ldxdw %r3, [%r1+8]   # data_end
+mov %r4, %r2
+add %r4, 8
+jgt %r4, %r3, out
+ldxdw %r0, [%r2]
+exit
+out:
+mov %r0, -1
+exit`, "", ""},
+		{"request read without a check", `
+ldxdw %r2, [%r1+0]
+ldxdw %r0, [%r2]
+exit`, CodeOutOfBounds, "before any check against data_end"},
+		{"request read one byte past the check", `
+ldxdw %r2, [%r1+0]
+ldxdw %r3, [%r1+8]
+mov %r4, %r2
+add %r4, 8
+jgt %r4, %r3, out
+ldxdw %r0, [%r2+1]
+exit
+out:
+mov %r0, -1
+exit`, CodeOutOfBounds, "only 8 bytes are proved"},
+		{"reversed comparison", `
+ldxdw %r2, [%r1+0]
+ldxdw %r3, [%r1+8]
+mov %r4, %r2
+add %r4, 4
+jlt %r3, %r4, out
+ldxw %r0, [%r2]
+exit
+out:
+mov %r0, -1
+exit`, "", ""},
+		{"request is read-only", `
+ldxdw %r2, [%r1+0]
+ldxdw %r3, [%r1+8]
+mov %r4, %r2
+add %r4, 8
+jgt %r4, %r3, out
+stdw [%r2], 1
+out:
+mov %r0, 0
+exit`, CodeReadOnly, "request"},
+		{"reply write after reply_end check", `
+ldxdw %r2, [%r1+16]
+ldxdw %r3, [%r1+24]
+mov %r4, %r2
+add %r4, 8
+jgt %r4, %r3, out
+stdw [%r2], 42
+mov %r0, 8
+exit
+out:
+mov %r0, -1
+exit`, "", ""},
+		{"context is read-only", "stdw [%r1+32], 0\nmov %r0, 0\nexit", CodeReadOnly, "context"},
+		{"context field must be whole", "ldxw %r0, [%r1+32]\nexit", CodeContextAccess, "whole 8-byte fields"},
+		{"context scalar field", "ldxdw %r0, [%r1+40]\nexit", "", ""},
+		{"context pointer with a variable offset", "ldxdw %r2, [%r1+32]\nand %r2, 8\nadd %r1, %r2\nldxdw %r0, [%r1]\nexit", CodePointerArith, "variable offset into the context"},
+		{"pointer leak into the reply", `
+ldxdw %r2, [%r1+16]
+ldxdw %r3, [%r1+24]
+mov %r4, %r2
+add %r4, 8
+jgt %r4, %r3, out
+stxdw [%r2], %r2
+out:
+mov %r0, 0
+exit`, CodePointerLeak, "reply"},
+		{"returning data_end", "ldxdw %r0, [%r1+8]\nexit", CodePointerLeak, "returns a pointer"},
+		{"region read and write", `
+lddw %r2, region[0]+0
+ldxdw %r3, [%r1+40]
+and %r3, 511
+lsh %r3, 3
+add %r2, %r3
+ldxdw %r0, [%r2]
+stxdw [%r2], %r0
+exit`, "", ""},
+		{"region index masked one bit too wide", `
+lddw %r2, region[0]+0
+ldxdw %r3, [%r1+40]
+and %r3, 1023
+lsh %r3, 3
+add %r2, %r3
+ldxdw %r0, [%r2]
+exit`, CodeOutOfBounds, "region 0 \"table\""},
+		{"read-only region", "lddw %r2, region[1]+0\nstdw [%r2], 1\nmov %r0, 0\nexit", CodeReadOnly, "config"},
+		{"region that does not exist", "lddw %r2, region[2]+0\nmov %r0, 0\nexit", CodeOutOfBounds, "region 2 does not exist"},
+		{"hash of initialised stack", `
+stdw [%r10-16], 1
+stdw [%r10-8], 2
+mov %r1, %r10
+add %r1, -16
+mov %r2, 16
+call 1
+exit`, "", ""},
+		{"hash of uninitialised stack", `
+stdw [%r10-8], 2
+mov %r1, %r10
+add %r1, -16
+mov %r2, 16
+call 1
+exit`, CodeUninitStack, "hash(ptr, len)"},
+		{"hash length unbounded", `
+stdw [%r10-8], 2
+ldxdw %r2, [%r1+40]
+mov %r1, %r10
+add %r1, -8
+call 1
+exit`, CodeHelperArg, "len"},
+		{"send of a spilled pointer", `
+stxdw [%r10-8], %r1
+mov %r3, %r10
+add %r3, -8
+mov %r4, 8
+mov %r1, 2
+mov %r2, 7
+call 6
+exit`, CodePointerLeak, "leave the sandbox"},
+		{"scalar argument given a pointer", "mov %r2, 1\ncall 7\nexit", CodeHelperArg, "must be a number"},
+		{"args are clobbered by a call", "call 3\nmov %r0, %r1\nexit", CodeUninitReg, "r1"},
+		{"unknown helper", "call 99\nexit", CodeUnknownHelper, "helpers are 1.."},
+		{"copy into the reply", `
+ldxdw %r6, [%r1+16]
+ldxdw %r3, [%r1+24]
+mov %r4, %r6
+add %r4, 16
+jgt %r4, %r3, out
+stdw [%r10-16], 1
+stdw [%r10-8], 2
+mov %r1, %r6
+mov %r2, %r10
+add %r2, -16
+mov %r3, 16
+call 2
+mov %r0, 16
+exit
+out:
+mov %r0, -1
+exit`, "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			insns, err := bytecode.Assemble(tc.src)
+			if err != nil {
+				t.Fatalf("assemble: %+v", err)
+			}
+			_, err = Verify(insns, Config{Regions: regions})
+			if tc.wantCode == "" {
+				if err != nil {
+					t.Fatalf("rejected: %+v", err)
+				}
+				return
+			}
+			var verr *Error
+			if !errors.As(err, &verr) {
+				t.Fatalf("accepted, want %s", tc.wantCode)
+			}
+			if verr.Code != tc.wantCode || !strings.Contains(verr.Msg, tc.wantMsg) {
+				t.Fatalf("got %+v\nwant code %s, message containing %q", verr, tc.wantCode, tc.wantMsg)
+			}
+		})
+	}
+}
+
+// TestErrorFormat pins the message shape tools rely on.
+func TestErrorFormat(t *testing.T) {
+	insns, err := bytecode.Assemble("mov %r0, 0\nldxdw %r0, [%r1+60]\nexit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Verify(insns, Config{Raw: true, MemSize: 64, Position: func(slot int) string { return "p.s:" + string(rune('1'+slot)) }})
+	var verr *Error
+	if !errors.As(err, &verr) {
+		t.Fatalf("accepted")
+	}
+	if got, want := verr.Error(), "insn 1 (p.s:2): read of 8 bytes at offset 60 is outside the memory (64 bytes) [out-of-bounds]"; got != want {
+		t.Errorf("Error() = %q\nwant      %q", got, want)
+	}
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(strings.ReplaceAll(fmtPlus(verr), "\t", "")))
+	if !strings.Contains(b.String(), "r1: mem(off=0)") {
+		t.Errorf("%%+v lacks the register state:\n%s", b.String())
+	}
+}
+
+func fmtPlus(e *Error) string {
+	var b strings.Builder
+	e.Format(&fmtState{&b}, 'v')
+	return b.String()
+}
+
+// fmtState is a minimal fmt.State with the + flag set.
+type fmtState struct{ b *strings.Builder }
+
+func (s *fmtState) Write(p []byte) (int, error) { return s.b.Write(p) }
+func (s *fmtState) Width() (int, bool)          { return 0, false }
+func (s *fmtState) Precision() (int, bool)      { return 0, false }
+func (s *fmtState) Flag(c int) bool             { return c == '+' }
