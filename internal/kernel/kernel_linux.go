@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -111,6 +112,10 @@ type Program struct {
 // package documentation and loads it as an XDP program. A verifier refusal
 // is an error matching ErrRejected that also wraps *ebpf.VerifierError.
 func Load(body asm.Instructions, memSize int) (*Program, error) {
+	return load(body, memSize, ebpf.ProgramOptions{})
+}
+
+func load(body asm.Instructions, memSize int, opts ebpf.ProgramOptions) (*Program, error) {
 	if len(body) == 0 {
 		return nil, errors.New("kernel: empty body")
 	}
@@ -134,12 +139,12 @@ func Load(body asm.Instructions, memSize int) (*Program, error) {
 		ret.Close()
 		return nil, err
 	}
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+	prog, err := ebpf.NewProgramWithOptions(&ebpf.ProgramSpec{
 		Name:         "naam_test",
 		Type:         ebpf.XDP,
 		Instructions: insns,
 		License:      "GPL",
-	})
+	}, opts)
 	if err != nil {
 		m.Close()
 		ret.Close()
@@ -297,4 +302,34 @@ func Bench(body asm.Instructions, mem []byte, repeat int) (float64, error) {
 // report beside other figures.
 func Overhead(repeat int) (float64, error) {
 	return Bench(asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}, nil, repeat)
+}
+
+// Stats is what the kernel's verifier says about a program it accepted.
+type Stats struct {
+	Time      time.Duration // "verification time", as the kernel measured it
+	Processed int           // "processed N insns"
+}
+
+// VerifierStats loads body as Load does, with the verifier's statistics
+// log, and returns the kernel's own figures; the program is unloaded again.
+func VerifierStats(body asm.Instructions, memSize int) (Stats, error) {
+	p, err := load(body, memSize, ebpf.ProgramOptions{LogLevel: ebpf.LogLevelStats, LogSizeStart: 1 << 16})
+	if err != nil {
+		return Stats{}, err
+	}
+	defer p.Close()
+	var st Stats
+	log := p.prog.VerifierLog
+	if i := strings.Index(log, "verification time "); i >= 0 {
+		var us int64
+		fmt.Sscanf(log[i:], "verification time %d usec", &us)
+		st.Time = time.Duration(us) * time.Microsecond
+	}
+	if i := strings.Index(log, "processed "); i >= 0 {
+		fmt.Sscanf(log[i:], "processed %d insns", &st.Processed)
+	}
+	if st.Time == 0 && st.Processed == 0 {
+		return st, fmt.Errorf("kernel: no statistics in the verifier log %q", log)
+	}
+	return st, nil
 }

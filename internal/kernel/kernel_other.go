@@ -2,7 +2,11 @@
 
 package kernel
 
-import "github.com/cilium/ebpf/asm"
+import (
+	"time"
+
+	"github.com/cilium/ebpf/asm"
+)
 
 // Available reports why kernel BPF cannot be used here.
 func Available() error { return ErrUnsupported }
@@ -35,3 +39,12 @@ func Bench(body asm.Instructions, mem []byte, repeat int) (float64, error) {
 
 // Overhead is unsupported on this system.
 func Overhead(repeat int) (float64, error) { return 0, ErrUnsupported }
+
+// Stats is what the kernel's verifier says about a program it accepted.
+type Stats struct {
+	Time      time.Duration
+	Processed int
+}
+
+// VerifierStats needs Linux.
+func VerifierStats(body asm.Instructions, memSize int) (Stats, error) { return Stats{}, ErrUnsupported }
