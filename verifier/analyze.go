@@ -306,6 +306,9 @@ func (c *checker) call(st *state, n node, b *block, propagate func(node, *state)
 
 // exit returns from a local function to its caller, or ends the run.
 func (c *checker) exit(st *state, n node, b *block, propagate func(node, *state)) *Error {
+	if st.regs[asm.R0].kind == kConflict {
+		return c.fail(b.last, CodePointerLeak, st, nil, "r0 may hold a pointer here: it does on some path that merges before this exit")
+	}
 	r0, err := c.use(st, b.last, asm.R0)
 	if err != nil {
 		err.Msg = "exit: " + err.Msg

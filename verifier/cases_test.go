@@ -1,6 +1,7 @@
 package verifier
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -26,6 +27,7 @@ type verifierCase struct {
 	rangeHi    uint64
 	hasRange   bool
 	hasMaxInsn bool
+	raw        []byte // from "# raw: 0x…" lines: slots the assembler would refuse
 }
 
 func parseCase(path string) (verifierCase, error) {
@@ -77,6 +79,12 @@ func parseCase(path string) (verifierCase, error) {
 				return c, bad()
 			}
 			c.hasMaxInsn = true
+		case "raw":
+			v, err := strconv.ParseUint(val, 0, 64)
+			if err != nil {
+				return c, bad()
+			}
+			c.raw = binary.LittleEndian.AppendUint64(c.raw, v)
 		case "max-insns-range":
 			f := strings.Fields(val)
 			if len(f) != 2 {
@@ -113,12 +121,28 @@ func TestCases(t *testing.T) {
 			continue
 		}
 		t.Run(vc.name, func(t *testing.T) {
-			insns, lines, err := bytecode.AssembleLines(vc.src)
-			if err != nil {
-				t.Fatalf("assemble: %+v", err)
+			var rep *Report
+			var err error
+			if vc.raw != nil {
+				// Slots the assembler refuses: Verify must reject them as
+				// the decoder would, naming the slot.
+				insns, derr := bytecode.Decode(vc.raw)
+				if derr != nil {
+					var ie *bytecode.InsnError
+					if !errors.As(derr, &ie) {
+						t.Fatalf("decode: %v", derr)
+					}
+					err = &Error{Insn: ie.Insn, Code: CodeInvalidInsn, Msg: ie.Error()}
+				} else {
+					rep, err = Verify(insns, Config{Raw: true, MemSize: vc.memSize, Budget: vc.budget})
+				}
+			} else {
+				insns, aerr := bytecode.Assemble(vc.src)
+				if aerr != nil {
+					t.Fatalf("assemble: %+v", aerr)
+				}
+				rep, err = Verify(insns, Config{Raw: true, MemSize: vc.memSize, Budget: vc.budget})
 			}
-			_ = lines
-			rep, err := Verify(insns, Config{Raw: true, MemSize: vc.memSize, Budget: vc.budget})
 			if vc.wantCode == "" {
 				if err != nil {
 					t.Fatalf("rejected: %+v", err)

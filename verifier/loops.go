@@ -198,13 +198,32 @@ func satMul(a, b uint64) uint64 {
 // bound is the worst-case instruction count of a run of context ctx's
 // function, from its entry to its exit, callees included.
 func (c *checker) bound(ctx int) (uint64, *Error) {
-	fn := c.ctxs[ctx].fn
-	fl, err := c.loopsOf(fn)
+	cs, err := c.costs(ctx)
 	if err != nil {
 		return 0, err
 	}
+	n, _ := c.longest(c.ctxs[ctx].fn, cs.cost, cs.rep, func(b, s int) bool { return true })
+	return n, nil
+}
+
+// ctxCosts is the collapsed graph of one context: the cost of every node
+// (a block, or the head of a collapsed loop standing for the whole loop),
+// each block's representative, and for collapsed loops the slot to name.
+type ctxCosts struct {
+	cost  map[int]uint64
+	rep   map[int]int
+	latch map[int]int // loop head → last slot of its last latch
+	calls map[int]uint64
+}
+
+func (c *checker) costs(ctx int) (*ctxCosts, *Error) {
+	fn := c.ctxs[ctx].fn
+	fl, err := c.loopsOf(fn)
+	if err != nil {
+		return nil, err
+	}
 	live := func(b int) bool { _, ok := c.states[node{ctx, b}]; return ok }
-	cost := map[int]uint64{} // node (block, or the head of a collapsed loop) → cost
+	cs := &ctxCosts{cost: map[int]uint64{}, rep: map[int]int{}, latch: map[int]int{}, calls: map[int]uint64{}}
 	for _, b := range c.funcs[fn].blocks {
 		if !live(b) {
 			continue
@@ -212,20 +231,17 @@ func (c *checker) bound(ctx int) (uint64, *Error) {
 		bl := c.g.blocks[b]
 		k := uint64(bl.insns)
 		if bl.term == termCall {
-			child, ok := c.ctxKey[[2]int{ctx, b}]
-			if ok {
+			if child, ok := c.ctxKey[[2]int{ctx, b}]; ok {
 				sub, err := c.bound(child)
 				if err != nil {
-					return 0, err
+					return nil, err
 				}
+				cs.calls[b] = sub
 				k = satAdd(k, sub)
 			}
 		}
-		cost[b] = k
-	}
-	rep := map[int]int{}
-	for b := range cost {
-		rep[b] = b
+		cs.cost[b] = k
+		cs.rep[b] = b
 	}
 	for _, l := range fl.loops {
 		if !live(l.head) {
@@ -233,25 +249,24 @@ func (c *checker) bound(ctx int) (uint64, *Error) {
 		}
 		visits, err := c.loopVisits(ctx, l)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
-		longest := c.longest(l.head, cost, rep, func(b, s int) bool { return l.body[s] && s != l.head && l.body[b] })
-		total := satMul(visits, longest)
+		longest, _ := c.longest(l.head, cs.cost, cs.rep, func(b, s int) bool { return l.body[s] && s != l.head && l.body[b] })
 		for b := range l.body {
-			if _, ok := rep[b]; ok {
-				rep[b] = l.head
+			if _, ok := cs.rep[b]; ok {
+				cs.rep[b] = l.head
 			}
 		}
-		cost[l.head] = total
+		cs.cost[l.head] = satMul(visits, longest)
+		cs.latch[l.head] = c.g.blocks[l.latches[len(l.latches)-1]].last
 	}
-	return c.longest(fn, cost, rep, func(b, s int) bool { return true }), nil
+	return cs, nil
 }
 
-// longest is the costliest path from start over the collapsed graph: nodes
-// are representatives, an edge b→s counts when keep(b, s) and it joins two
-// different representatives.
-func (c *checker) longest(start int, cost map[int]uint64, rep map[int]int, keep func(b, s int) bool) uint64 {
-	// Successors of each representative.
+// longest is the costliest path from start over the collapsed graph, and
+// the path: nodes are representatives, an edge b→s counts when keep(b, s)
+// and it joins two different representatives.
+func (c *checker) longest(start int, cost map[int]uint64, rep map[int]int, keep func(b, s int) bool) (uint64, []int) {
 	succs := map[int][]int{}
 	for b, r := range rep {
 		for _, s := range c.g.blocks[b].succs {
@@ -262,21 +277,67 @@ func (c *checker) longest(start int, cost map[int]uint64, rep map[int]int, keep 
 			succs[r] = append(succs[r], rs)
 		}
 	}
+	for _, s := range succs {
+		sort.Ints(s)
+	}
 	memo := map[int]uint64{}
+	next := map[int]int{}
 	var walk func(n int) uint64
 	walk = func(n int) uint64 {
 		if v, ok := memo[n]; ok {
 			return v
 		}
 		memo[n] = saturated // a cycle left here would be a bug; saturate
-		best := uint64(0)
+		best, arg := uint64(0), -1
 		for _, s := range succs[n] {
-			best = max(best, walk(s))
+			if v := walk(s); v > best || arg < 0 {
+				best, arg = v, s
+			}
 		}
 		memo[n] = satAdd(cost[n], best)
+		next[n] = arg
 		return memo[n]
 	}
-	return walk(rep[start])
+	total := walk(rep[start])
+	var path []int
+	for n := rep[start]; n >= 0 && len(path) <= len(rep); n = next[n] {
+		path = append(path, n)
+	}
+	return total, path
+}
+
+// crossing names the instruction at which the costliest path of the root
+// context passes budget: a plain instruction, the call whose callee does,
+// or the latch of a loop whose iterations do.
+func (c *checker) crossing(budget uint64) int {
+	cs, err := c.costs(0)
+	if err != nil {
+		return c.g.blocks[c.ctxs[0].fn].start
+	}
+	_, path := c.longest(c.ctxs[0].fn, cs.cost, cs.rep, func(b, s int) bool { return true })
+	var sum uint64
+	for _, n := range path {
+		if slot, ok := cs.latch[n]; ok {
+			if sum = satAdd(sum, cs.cost[n]); sum > budget {
+				return slot
+			}
+			continue
+		}
+		bl := c.g.blocks[n]
+		for s := bl.start; s <= bl.last; s++ {
+			if c.p.insnAt[s] < 0 {
+				continue
+			}
+			sum++
+			if s == bl.last {
+				sum = satAdd(sum, cs.calls[n])
+			}
+			if sum > budget {
+				return s
+			}
+		}
+	}
+	return c.g.blocks[c.ctxs[0].fn].start
 }
 
 // loopVisits bounds how many times the head of loop l runs per entry into
@@ -291,16 +352,27 @@ func (c *checker) loopVisits(ctx int, l *loop) (uint64, *Error) {
 		if v.kind != kScalar && v.kind != kStack && v.kind != kMem && v.kind != kRegion {
 			continue
 		}
-		dmin, dmax, ok := c.stepOf(l, r)
+		dmin, dmax, w32, ok := c.stepOf(l, r)
 		if !ok || (dmin <= 0 && dmax >= 0) {
 			continue
 		}
 		a, b := v.off.Umin, v.off.Umax
-		if n, ok := visitsFor(a, b, dmin, dmax); ok {
+		if w32 {
+			// A 32-bit step zero-extends: the counter lives in 0..2^32-1 and
+			// wraps there.
+			if b > math.MaxUint32 {
+				continue
+			}
+			if n, ok := visitsFor(a, b, dmin, dmax, math.MaxUint32); ok {
+				best = min(best, n)
+			}
+			continue
+		}
+		if n, ok := visitsFor(a, b, dmin, dmax, math.MaxUint64); ok {
 			best = min(best, n)
 		}
 		sa, sb := v.off.Smin, v.off.Smax
-		if n, ok := visitsFor(uint64(sa)^(1<<63), uint64(sb)^(1<<63), dmin, dmax); ok { // signed order as unsigned
+		if n, ok := visitsFor(uint64(sa)^(1<<63), uint64(sb)^(1<<63), dmin, dmax, math.MaxUint64); ok { // signed order as unsigned
 			best = min(best, n)
 		}
 	}
@@ -314,20 +386,24 @@ func (c *checker) loopVisits(ctx int, l *loop) (uint64, *Error) {
 }
 
 // visitsFor bounds visits of a head where the counter lies in [a, b]
-// (unsigned) and changes by a step in [dmin, dmax] per way around, all of
-// one sign. A wrapped value would land outside [a, b], which the fixpoint
-// says cannot happen, when the conditions below hold.
-func visitsFor(a, b uint64, dmin, dmax int64) (uint64, bool) {
+// (unsigned, at most top, where arithmetic wraps) and changes by a step in
+// [dmin, dmax] per way around, all of one sign. A wrapped value would land
+// outside [a, b], which the fixpoint says cannot happen, when the
+// conditions below hold; then each visit sees a strictly larger (smaller)
+// counter than the last.
+func visitsFor(a, b uint64, dmin, dmax int64, top uint64) (uint64, bool) {
 	if dmin > 0 {
 		// Increasing: a wrapped value is below dmax; it is outside [a, b]
 		// if a >= dmax, and a wrap is impossible if b+dmax fits.
-		if !(a >= uint64(dmax) || b <= math.MaxUint64-uint64(dmax)) {
+		if !(a >= uint64(dmax) || b <= top-uint64(dmax)) {
 			return 0, false
 		}
 		return (b-a)/uint64(dmin) + 1, true
 	}
-	// Decreasing by at least -dmax.
-	if !(b < -uint64(-dmin) || a >= uint64(-dmin)) {
+	// Decreasing by at least -dmax: a wrapped value is above
+	// top+1-(-dmin); it is outside [a, b] if b is below that, and a wrap is
+	// impossible if a >= -dmin.
+	if !(b <= top-uint64(-dmin) || a >= uint64(-dmin)) {
 		return 0, false
 	}
 	return (b-a)/uint64(-dmax) + 1, true
@@ -337,7 +413,7 @@ func visitsFor(a, b uint64, dmin, dmax int64) (uint64, bool) {
 // the loop head back to it, over every path; ok is false if r is written
 // by anything but adding or subtracting a constant (64-bit), or the
 // change is not bounded.
-func (c *checker) stepOf(l *loop, r asm.Register) (dmin, dmax int64, ok bool) {
+func (c *checker) stepOf(l *loop, r asm.Register) (dmin, dmax int64, w32 bool, ok bool) {
 	in := map[int]delta{l.head: {set: true}}
 	out := map[int]delta{}
 	blocks := make([]int, 0, len(l.body))
@@ -368,8 +444,9 @@ func (c *checker) stepOf(l *loop, r asm.Register) (dmin, dmax int64, ok bool) {
 				old := in[s]
 				nw := d
 				if old.set {
-					nw = delta{min(old.lo, d.lo), max(old.hi, d.hi), old.top || d.top, true}
+					nw = delta{lo: min(old.lo, d.lo), hi: max(old.hi, d.hi), top: old.top || d.top, set: true}
 				}
+				nw.w32, nw.w64 = old.w32 || d.w32, old.w64 || d.w64
 				if nw != old {
 					in[s] = nw
 					changed = true
@@ -383,27 +460,28 @@ func (c *checker) stepOf(l *loop, r asm.Register) (dmin, dmax int64, ok bool) {
 				if !d.set {
 					continue
 				}
-				if d.top {
-					return 0, 0, false
+				if d.top || (d.w32 && d.w64) {
+					return 0, 0, false, false
 				}
 				if first {
 					dmin, dmax, first = d.lo, d.hi, false
 				} else {
 					dmin, dmax = min(dmin, d.lo), max(dmax, d.hi)
 				}
+				w32 = w32 || d.w32
 			}
-			return dmin, dmax, !first
+			return dmin, dmax, w32, !first
 		}
 	}
-	return 0, 0, false // an inner loop keeps changing r
+	return 0, 0, false, false // an inner loop keeps changing r
 }
 
 // delta is the net change of a register since the loop head: a range of
 // constants, or top when something else wrote it; set marks a block reached.
 type delta struct {
-	lo, hi int64
-	top    bool
-	set    bool
+	lo, hi   int64
+	top, set bool
+	w32, w64 bool // steps of 32-bit (add32/sub32) or 64-bit instructions were seen
 }
 
 // blockDelta applies block b's writes of r to the change d.
@@ -418,10 +496,12 @@ func (c *checker) blockDelta(b int, r asm.Register, d delta) delta {
 			continue
 		}
 		switch op := bytecode.RawOpcode(ins); op {
-		case 0x07: // add64 imm
+		case 0x07, 0x04: // add64, add32 imm
 			d.lo, d.hi = d.lo+ins.Constant, d.hi+ins.Constant
-		case 0x17: // sub64 imm
+			d.w64, d.w32 = d.w64 || op == 0x07, d.w32 || op == 0x04
+		case 0x17, 0x14: // sub64, sub32 imm
 			d.lo, d.hi = d.lo-ins.Constant, d.hi-ins.Constant
+			d.w64, d.w32 = d.w64 || op == 0x17, d.w32 || op == 0x14
 		default:
 			d.top = true
 		}

@@ -238,6 +238,9 @@ type access struct {
 // check proves that a size-byte access through register r at insn offset
 // off stays inside its object, with the right permissions and alignment.
 func (c *checker) check(st *state, slot int, r asm.Register, off int64, size int, write, atomic bool) (access, *Error) {
+	if st.regs[r].kind == kConflict {
+		return access{}, c.fail(slot, CodeNotAPointer, st, nil, "memory access through r%d, which holds a number on some path that merges before here", r)
+	}
 	p, err := c.use(st, slot, r)
 	if err != nil {
 		return access{}, err

@@ -123,8 +123,8 @@ func Verify(insns asm.Instructions, cfg Config) (*Report, error) {
 			return nil, verr
 		}
 		if bound > cfg.Budget {
-			return nil, withPos(&Error{Insn: e.Slot, Code: CodeBudget,
-				Msg: fmt.Sprintf("entry %q may execute up to %d instructions, over the budget of %d", e.Name, bound, cfg.Budget)}, cfg)
+			return nil, withPos(&Error{Insn: c.crossing(cfg.Budget), Code: CodeBudget,
+				Msg: fmt.Sprintf("entry %q may execute up to %d instructions, over the budget of %d; its costliest path passes the budget here", e.Name, bound, cfg.Budget)}, cfg)
 		}
 		rep.Entries = append(rep.Entries, EntryReport{Name: e.Name, Slot: e.Slot, MaxInsns: bound})
 		rep.MaxInsns = max(rep.MaxInsns, bound)
