@@ -1,0 +1,12 @@
+# The same loop under a budget of 606.
+# mem-size: 64
+# budget: 606
+# want: accept
+# max-insns-range: 303 606
+mov %r0, 0
+mov %r3, 0
+loop:
+add %r0, %r3
+add %r3, 1
+jlt %r3, 100, loop  # 303 <= 606
+exit

@@ -1,0 +1,9 @@
+# Code after an exit that nothing jumps to.
+# mem-size: 64
+# want: reject unreachable
+# insn: 3
+ldxb %r3, [%r1+0]
+mov %r0, 0
+exit
+mov %r0, 1  # no path reaches this
+exit

@@ -1,0 +1,9 @@
+# An instruction jumped over by every path.
+# mem-size: 64
+# want: reject unreachable
+# insn: 3
+ldxb %r3, [%r1+0]
+mov %r0, 0
+ja +1
+mov %r0, 1  # no path reaches this
+exit

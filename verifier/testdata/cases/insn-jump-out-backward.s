@@ -1,0 +1,13 @@
+# A conditional jump before the first slot of the program.
+# mem-size: 64
+# want: reject invalid-insn
+# insn: 1
+# raw: 0x00000000000000b7
+# raw: 0x00000000fffd0215
+# raw: 0x0000000000000095
+#
+# The assembler refuses this program, so its slots are given above.
+# As text it would read:
+#   mov %r0, 0
+#   jeq %r2, 0, -3    # slot -1
+#   exit

@@ -1,0 +1,9 @@
+# r0 is a scalar on both paths.
+# mem-size: 64
+# want: accept
+# max-insns: 5
+mov %r0, 0
+ldxb %r3, [%r1+0]
+jeq %r3, 0, +1
+mov %r0, %r2
+exit

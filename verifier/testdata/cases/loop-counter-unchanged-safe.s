@@ -1,0 +1,11 @@
+# The body increments the counter.
+# mem-size: 64
+# want: accept
+# max-insns-range: 33 66
+mov %r0, 0
+mov %r3, 0
+loop:
+add %r0, 1
+add %r3, 1
+jlt %r3, 10, loop
+exit

@@ -1,0 +1,6 @@
+# A 1-byte ldxb of the last byte of the memory.
+# mem-size: 64
+# want: accept
+# max-insns: 2
+ldxb %r0, [%r1+63]  # byte 63
+exit

@@ -1,0 +1,6 @@
+# A 1-byte ldxsb that ends one byte past the end of the memory.
+# mem-size: 64
+# want: reject out-of-bounds
+# insn: 0
+ldxsb %r0, [%r1+64]  # byte 64; the memory is bytes 0..63
+exit

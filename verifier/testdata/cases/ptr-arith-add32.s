@@ -1,0 +1,7 @@
+# A 32-bit add on the memory pointer.
+# mem-size: 64
+# want: reject pointer-arith
+# insn: 0
+add32 %r1, 8  # not allowed on a pointer
+ldxb %r0, [%r1+0]
+exit

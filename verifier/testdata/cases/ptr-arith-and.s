@@ -1,0 +1,7 @@
+# Mask the memory pointer with and.
+# mem-size: 64
+# want: reject pointer-arith
+# insn: 0
+and %r1, -8  # not allowed on a pointer
+ldxb %r0, [%r1+0]
+exit

@@ -1,0 +1,7 @@
+# Divide the memory pointer.
+# mem-size: 64
+# want: reject pointer-arith
+# insn: 0
+div %r1, 2  # not allowed on a pointer
+ldxb %r0, [%r1+0]
+exit

@@ -1,0 +1,7 @@
+# A 64-bit move of a pointer copies it.
+# mem-size: 64
+# want: accept
+# max-insns: 3
+mov %r3, %r1
+ldxb %r0, [%r3+0]
+exit

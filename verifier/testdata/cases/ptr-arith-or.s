@@ -1,0 +1,7 @@
+# Set a bit of the memory pointer with or.
+# mem-size: 64
+# want: reject pointer-arith
+# insn: 0
+or %r1, 1  # not allowed on a pointer
+ldxb %r0, [%r1+0]
+exit

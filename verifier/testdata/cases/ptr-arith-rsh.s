@@ -1,0 +1,7 @@
+# Shift the memory pointer right.
+# mem-size: 64
+# want: reject pointer-arith
+# insn: 0
+rsh %r1, 1  # not allowed on a pointer
+ldxb %r0, [%r1+0]
+exit

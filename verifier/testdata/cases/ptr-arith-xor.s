@@ -1,0 +1,7 @@
+# xor the memory pointer.
+# mem-size: 64
+# want: reject pointer-arith
+# insn: 0
+xor %r1, 1  # not allowed on a pointer
+ldxb %r0, [%r1+0]
+exit

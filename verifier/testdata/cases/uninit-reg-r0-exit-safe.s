@@ -1,0 +1,6 @@
+# exit after r0 is written.
+# mem-size: 64
+# want: accept
+# max-insns: 2
+mov %r0, 0
+exit

@@ -1,0 +1,10 @@
+# A pointer at 32 minus a value in {0, 32} stays inside.
+# mem-size: 64
+# want: accept
+# max-insns: 6
+ldxb %r3, [%r1+0]
+add %r1, 32
+and %r3, 32        # r3 is 0 or 32
+sub %r1, %r3       # offset 0 or 32
+ldxb %r0, [%r1+0]
+exit
