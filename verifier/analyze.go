@@ -3,7 +3,7 @@ package verifier
 import (
 	"container/heap"
 	"fmt"
-	"sort"
+	"slices"
 
 	"github.com/cilium/ebpf/asm"
 
@@ -96,10 +96,9 @@ func newChecker(p *program, g *cfg, funcs map[int]*function, cfg Config) *checke
 // thresholds are the constants loop-head widening stops at: every
 // immediate of the program and the sizes of its objects, each ±1.
 func thresholds(p *program, cfg Config) []uint64 {
-	set := map[uint64]bool{0: true, 1: true}
-	add := func(v uint64) {
-		set[v-1], set[v], set[v+1] = true, true, true
-	}
+	out := make([]uint64, 0, 6*len(p.insns)+16)
+	add := func(v uint64) { out = append(out, v-1, v, v+1) }
+	add(0)
 	for i := range p.insns {
 		add(uint64(p.insns[i].Constant))
 		add(uint64(uint32(p.insns[i].Constant)))
@@ -109,12 +108,8 @@ func thresholds(p *program, cfg Config) []uint64 {
 		add(r.Size)
 	}
 	add(stackSize)
-	out := make([]uint64, 0, len(set))
-	for v := range set {
-		out = append(out, v)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // initial is the state at an entry point.

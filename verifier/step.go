@@ -66,11 +66,47 @@ func (c *checker) step(st *state, slot int) *Error {
 	return c.fail(slot, CodeInvalidInsn, st, nil, "unexpected instruction %#02x", op)
 }
 
-var aluOps = map[asm.ALUOp]scalar.Op{
-	asm.Add: scalar.Add, asm.Sub: scalar.Sub, asm.Mul: scalar.Mul, asm.Div: scalar.Div, asm.SDiv: scalar.SDiv,
-	asm.Or: scalar.Or, asm.And: scalar.And, asm.LSh: scalar.Lsh, asm.RSh: scalar.Rsh, asm.Mod: scalar.Mod,
-	asm.SMod: scalar.SMod, asm.Xor: scalar.Xor, asm.Mov: scalar.Mov, asm.ArSh: scalar.Arsh, asm.Neg: scalar.Neg,
-	asm.MovSX8: scalar.MovSX8, asm.MovSX16: scalar.MovSX16, asm.MovSX32: scalar.MovSX32,
+// aluOp maps an ALU operation to the scalar domain's.
+func aluOp(op asm.ALUOp) (scalar.Op, bool) {
+	switch op {
+	case asm.Add:
+		return scalar.Add, true
+	case asm.Sub:
+		return scalar.Sub, true
+	case asm.Mul:
+		return scalar.Mul, true
+	case asm.Div:
+		return scalar.Div, true
+	case asm.SDiv:
+		return scalar.SDiv, true
+	case asm.Or:
+		return scalar.Or, true
+	case asm.And:
+		return scalar.And, true
+	case asm.LSh:
+		return scalar.Lsh, true
+	case asm.RSh:
+		return scalar.Rsh, true
+	case asm.Mod:
+		return scalar.Mod, true
+	case asm.SMod:
+		return scalar.SMod, true
+	case asm.Xor:
+		return scalar.Xor, true
+	case asm.Mov:
+		return scalar.Mov, true
+	case asm.ArSh:
+		return scalar.Arsh, true
+	case asm.Neg:
+		return scalar.Neg, true
+	case asm.MovSX8:
+		return scalar.MovSX8, true
+	case asm.MovSX16:
+		return scalar.MovSX16, true
+	case asm.MovSX32:
+		return scalar.MovSX32, true
+	}
+	return 0, false
 }
 
 func swapOp(op byte, width int64) scalar.Op {
@@ -111,7 +147,8 @@ func (c *checker) alu(st *state, slot int, ins *asm.Instruction, op byte) *Error
 			}
 			return c.fail(slot, CodePointerArith, st, []asm.Register{ins.Src}, "a %s move of a pointer would expose address bits as a number", map[bool]string{true: "sign-extending", false: "32-bit"}[aop != asm.Mov])
 		}
-		st.regs[ins.Dst] = scalarValue(scalar.ALU(aluOps[aop], alu64, scalar.Unknown(), src.off))
+		mop, _ := aluOp(aop)
+		st.regs[ins.Dst] = scalarValue(scalar.ALU(mop, alu64, scalar.Unknown(), src.off))
 		return nil
 	}
 	d, err := c.use(st, slot, ins.Dst)
@@ -126,7 +163,7 @@ func (c *checker) alu(st *state, slot int, ins *asm.Instruction, op byte) *Error
 		st.regs[ins.Dst] = v
 		return nil
 	}
-	sop, ok := aluOps[aop]
+	sop, ok := aluOp(aop)
 	if aop == asm.Swap {
 		sop, ok = swapOp(op, ins.Constant), true
 	}
