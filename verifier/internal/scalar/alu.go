@@ -15,14 +15,86 @@ func ALU(op Op, alu64 bool, dst, src Value) Value {
 	if op >= numOps {
 		return Unknown()
 	}
+	// Constants, the common case, are folded before any reduction.
+	d, dok := dst.exactConst()
+	s, sok := src.exactConst()
+	switch {
+	case op == Neg || op.isSwap():
+		sok = true
+	case op == Mov || op == MovSX8 || op == MovSX16 || op == MovSX32:
+		dok = true
+	}
+	if dok && sok {
+		return Const(eval(op, alu64, d, s))
+	}
 	dst, src = dst.sane(), src.sane()
 	if r, ok := foldSmall(op, alu64, dst, src); ok {
 		return r
 	}
-	if alu64 || op.isSwap() {
+	if op.isSwap() {
 		return alu64Op(op, dst, src)
 	}
-	return alu32Op(op, dst, src)
+	if !alu64 {
+		return alu32Op(op, dst, src)
+	}
+	r := alu64Op(op, dst, src)
+	switch op {
+	case Add, Sub, Mul, Or, And, Xor, Neg:
+		// The low 32 bits of these depend on the low 32 bits of the
+		// operands only: the 32-bit result tells the low half of r. That
+		// only adds something when an operand knows more of its low half
+		// than its 64-bit ranges and T say (after a JMP32, say).
+		if dst.lo == dst.impliedLow32() && src.lo == src.impliedLow32() {
+			return r
+		}
+		r = withLow(r, alu32Op(op, dst, src))
+	}
+	return r
+}
+
+// impliedLow32 is what v's ranges and T alone say of its low 32 bits.
+func (v Value) impliedLow32() low32 {
+	v.lo = low32{}
+	s, ok := v.lowSext()
+	if !ok {
+		return low32{}
+	}
+	return low32Of(s)
+}
+
+// withLow narrows v to the members whose low 32 bits are among those of w.
+func withLow(v, w Value) Value {
+	r, ok := v.restrictLow(w)
+	if !ok {
+		if emptyHook != nil {
+			emptyHook(w)
+		}
+		return v
+	}
+	return r
+}
+
+// restrictLow is v without the members whose low 32 bits no member of w
+// has; ok is false if nothing is left.
+func (v Value) restrictLow(w Value) (Value, bool) {
+	s, ok := w.lowSext()
+	if !ok {
+		return v, false
+	}
+	if v.lo, ok = meetLow32(v.lo, low32Of(s)); !ok {
+		return v, false
+	}
+	if v.T, ok = tnumIntersect(v.T, tnumLow32(s.T)); !ok {
+		return v, false
+	}
+	return v.norm()
+}
+
+// exactConst reports whether v, as built, holds exactly one value: a tnum
+// with nothing unknown whose value the other constraints admit.
+func (v Value) exactConst() (uint64, bool) {
+	c := v.T.Value
+	return c, v.T.Mask == 0 && v.Contains(c)
 }
 
 // smallSet is how many concrete pairs foldSmall is willing to evaluate.
@@ -31,16 +103,17 @@ const smallSet = 64
 // foldSmall evaluates op on every concrete member when the operands hold
 // few values (constants above all), which is exact up to the final join.
 func foldSmall(op Op, alu64 bool, dst, src Value) (Value, bool) {
-	ds, ss := []uint64{0}, []uint64{0}
+	var dbuf, sbuf [smallSet]uint64
+	ds, ss := dbuf[:1], sbuf[:1]
 	switch {
 	case op == Neg || op.isSwap():
-		ds = members(dst, smallSet)
+		ds = members(dst, dbuf[:0])
 	case op == Mov || op == MovSX8 || op == MovSX16 || op == MovSX32:
-		ss = members(src, smallSet)
+		ss = members(src, sbuf[:0])
 	default:
-		ds = members(dst, smallSet)
+		ds = members(dst, dbuf[:0])
 		if len(ds) > 0 {
-			ss = members(src, smallSet/len(ds))
+			ss = members(src, sbuf[:0:smallSet/len(ds)])
 		}
 	}
 	if len(ds) == 0 || len(ss) == 0 {
@@ -55,13 +128,13 @@ func foldSmall(op Op, alu64 bool, dst, src Value) (Value, bool) {
 	return mustNorm(r), true
 }
 
-// members lists the values of v if there are at most limit of them that are
-// cheap to find, else nil.
-func members(v Value, limit int) []uint64 {
+// members appends the values of v to out if there are at most cap(out) of
+// them and they are cheap to find, else returns nil.
+func members(v Value, out []uint64) []uint64 {
+	limit := cap(out)
 	if limit <= 0 {
 		return nil
 	}
-	var out []uint64
 	switch {
 	case v.Umax-v.Umin < uint64(limit):
 		for x := v.Umin; ; x++ {
@@ -99,7 +172,7 @@ func members(v Value, limit int) []uint64 {
 
 // fromT is every value matching t.
 func fromT(t Tnum) Value {
-	return mustNorm(Value{0, maxU64, math.MinInt64, math.MaxInt64, t})
+	return mustNorm(Value{0, maxU64, math.MinInt64, math.MaxInt64, t, low32{}})
 }
 
 func alu64Op(op Op, a, b Value) Value {
@@ -156,8 +229,9 @@ func alu64Op(op Op, a, b Value) Value {
 // functions and truncates the result. A view is a set of 64-bit values whose
 // low 32 bits are those of the operand: zero-extended (good for unsigned
 // ranges) or sign-extended (good for signed ones). Where the low bits of the
-// result depend on the low bits of the operands only, every pairing of views
-// is sound and their results are intersected.
+// result depend on the low bits of the operands only, both are computed and
+// intersected (mixed pairings add little: truncN reads both the unsigned and
+// the signed range of the low half off any result).
 func alu32Op(op Op, a, b Value) Value {
 	switch op {
 	case Add, Sub, Mul, Or, And, Xor:
@@ -165,8 +239,6 @@ func alu32Op(op Op, a, b Value) Value {
 		return meetAll(
 			truncN(alu64Op(op, za, zb), 32),
 			truncN(alu64Op(op, sa, sb), 32),
-			truncN(alu64Op(op, za, sb), 32),
-			truncN(alu64Op(op, sa, zb), 32),
 		)
 	case Neg:
 		return meetAll(truncN(sub64(Const(0), zview(a)), 32), truncN(sub64(Const(0), sview(a)), 32))
@@ -223,10 +295,18 @@ func lowBits(lo, hi uint64, n uint) (uint64, uint64, bool) {
 	return l, h, l <= h
 }
 
-// truncN is the low n bits (n < 64), zero-extended.
+// truncN is the low n bits (n <= 32), zero-extended.
 func truncN(v Value, n uint) Value {
+	if n == 32 {
+		s, ok := v.lowSext()
+		if !ok {
+			return mustNorm(s) // v is empty: cannot happen
+		}
+		lo, hi := uint64(uint32(s.Umin)), uint64(uint32(s.Umax))
+		return mustNorm(Value{lo, hi, int64(lo), int64(hi), tnumTrunc(s.T, 32), low32Of(s)})
+	}
 	m := uint64(1)<<n - 1
-	r := Value{0, m, 0, int64(m), tnumTrunc(v.T, n)}
+	r := Value{0, m, 0, int64(m), tnumTrunc(v.T, n), low32{}}
 	for _, s := range [2]span{{v.Umin, v.Umax}, {uint64(v.Smin), uint64(v.Smax)}} {
 		if lo, hi, ok := lowBits(s.lo, s.hi, n); ok {
 			r.Umin, r.Umax = max(r.Umin, lo), min(r.Umax, hi)
@@ -235,11 +315,19 @@ func truncN(v Value, n uint) Value {
 	return mustNorm(r)
 }
 
-// sextN is the low n bits (n < 64), sign-extended: x+2^(n-1) mod 2^n,
+// sextN is the low n bits (n <= 32), sign-extended: x+2^(n-1) mod 2^n,
 // minus 2^(n-1).
 func sextN(v Value, n uint) Value {
+	if n == 32 {
+		s, ok := v.lowSext()
+		if !ok {
+			return mustNorm(s) // v is empty: cannot happen
+		}
+		s.lo = low32Of(s)
+		return mustNorm(s)
+	}
 	h := uint64(1) << (n - 1)
-	r := Value{0, maxU64, -int64(h), int64(h - 1), tnumSext(v.T, n)}
+	r := Value{0, maxU64, -int64(h), int64(h - 1), tnumSext(v.T, n), low32{}}
 	for _, s := range [2]span{{v.Umin, v.Umax}, {uint64(v.Smin), uint64(v.Smax)}} {
 		if lo, hi, ok := lowBits(s.lo+h, s.hi+h, n); ok {
 			r.Smin, r.Smax = max(r.Smin, int64(lo-h)), min(r.Smax, int64(hi-h))
@@ -406,8 +494,18 @@ func signedParts(b Value) (neg, pos [2]int64, hasNeg, hasPos bool) {
 }
 
 func sdiv64(a, b Value) Value {
+	// The quotients form up to four groups (0, MinInt64, and one per sign
+	// of the divisor), joined at the end so that the unsigned view of each
+	// group survives.
+	var groups []Value
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	acc := func(x int64) { lo, hi = min(lo, x), max(hi, x) }
+	flush := func() {
+		if lo <= hi {
+			groups = append(groups, SRange(lo, hi))
+		}
+		lo, hi = math.MaxInt64, math.MinInt64
+	}
 	// Truncating division is monotone in each argument while the divisor
 	// keeps its sign, so the corners bound it; the one overflow,
 	// MinInt64 / -1 = MinInt64, is cut out of the rectangle.
@@ -420,19 +518,20 @@ func sdiv64(a, b Value) Value {
 	}
 	part := func(b1, b2 int64) {
 		if a.Smin == math.MinInt64 && b2 == -1 {
-			acc(math.MinInt64)
+			groups = append(groups, Const(signBit))
 			if a.Smax > math.MinInt64 {
 				corners(math.MinInt64+1, a.Smax, b1, b2)
 			}
 			if b1 <= -2 {
 				corners(math.MinInt64, math.MinInt64, b1, -2)
 			}
-			return
+		} else {
+			corners(a.Smin, a.Smax, b1, b2)
 		}
-		corners(a.Smin, a.Smax, b1, b2)
+		flush()
 	}
 	if b.Contains(0) {
-		acc(0)
+		groups = append(groups, Const(0))
 	}
 	neg, pos, hasNeg, hasPos := signedParts(b)
 	if hasNeg {
@@ -441,10 +540,14 @@ func sdiv64(a, b Value) Value {
 	if hasPos {
 		part(pos[0], pos[1])
 	}
-	if lo > hi {
-		return Const(0)
+	if len(groups) == 0 {
+		return Unknown() // cannot happen: b is non-empty
 	}
-	return SRange(lo, hi)
+	r := groups[0]
+	for _, g := range groups[1:] {
+		r = join(r, g)
+	}
+	return mustNorm(r)
 }
 
 // absU is |x| as uint64 (|MinInt64| = 2^63 fits).

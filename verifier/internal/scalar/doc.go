@@ -3,8 +3,10 @@
 //
 // A Value is the reduced product of three domains, as in the Linux verifier:
 // an unsigned range [Umin, Umax], a signed range [Smin, Smax] and a tristate
-// number T (known bits and unknown bits, kernel/bpf/tnum.c). It stands for
-// the concrete values that satisfy all three. Every Value the package returns
+// number T (known bits and unknown bits, kernel/bpf/tnum.c), plus, unexported,
+// the unsigned and signed ranges of the low 32 bits (the kernel's u32/s32
+// bounds, which a zero-extended ALU32 result and JMP32 need). It stands for
+// the concrete values that satisfy all of them. Every Value the package returns
 // is reduced (each part is narrowed by the others until nothing changes, so
 // the four bounds are themselves members) and non-empty: where a set could
 // become empty, as on one outcome of a comparison, the function reports
@@ -16,7 +18,8 @@
 // tells dead branches; Join and Widen serve the fixpoint at control-flow
 // merges and loop heads. 32-bit operations work on 32-bit views of the
 // operands (low bits zero- or sign-extended) with the 64-bit transfer
-// functions and truncate the result.
+// functions and truncate the result; the low-32 ranges are reduced the same
+// way, on the low half sign-extended to 64 bits.
 //
 // The contract is soundness: whenever a concrete operation (or comparison
 // outcome) can happen on members of the inputs, its concrete result (or

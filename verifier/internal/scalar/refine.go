@@ -224,7 +224,9 @@ func remove(v Value, c uint64) (Value, bool) {
 
 // refine32 compares the low 32 bits: it refines 32-bit views of x and y
 // (zero-extended for the unsigned and bitwise relations, sign-extended for
-// the signed ones, which preserves each order) and pulls the result back.
+// the signed ones, which preserves each order) and narrows x and y to the
+// values whose low halves remain; reduction carries that into their 64-bit
+// ranges where the upper half allows.
 func refine32(r rel, x, y Value) (Value, Value, bool) {
 	view := zview
 	if r == relSlt || r == relSle {
@@ -234,35 +236,7 @@ func refine32(r rel, x, y Value) (Value, Value, bool) {
 	if !ok {
 		return x, y, false
 	}
-	x, ok1 := pull32(x, vx)
-	y, ok2 := pull32(y, vy)
-	return x, y, ok1 && ok2
-}
-
-// pull32 narrows v to the values whose low 32 bits lie in low (a 32-bit
-// view). The low bits of T always carry over; the bounds only where v's
-// upper 32 bits are fixed, in unsigned or in signed terms.
-func pull32(v, low Value) (Value, bool) {
-	z, s := zview(low), sview(low)
-	t, ok := tnumIntersect(v.T, tnumLow32(z.T))
-	if !ok {
-		return v, false
-	}
-	r := v
-	r.T = t
-	if v.Umin>>32 == v.Umax>>32 {
-		hi := v.Umin &^ maxU32
-		r.Umin, r.Umax = max(r.Umin, hi|z.Umin), min(r.Umax, hi|z.Umax)
-	}
-	// x = base + int32(x) for every x of one block of 2^32 values centred on
-	// a multiple of 2^32; the block around ±2^63 wraps and is left out.
-	block := func(x int64) uint64 { return (uint64(x) + 1<<31) >> 32 }
-	if b := block(v.Smin); b == block(v.Smax) && uint64(v.Smax)-uint64(v.Smin) <= maxU32 && b != 1<<31 {
-		base := int64(b << 32)
-		r.Smin, r.Smax = max(r.Smin, base+s.Smin), min(r.Smax, base+s.Smax)
-	}
-	if r.Umin > r.Umax || r.Smin > r.Smax {
-		return v, false
-	}
-	return r.norm()
+	x2, ok1 := x.restrictLow(vx)
+	y2, ok2 := y.restrictLow(vy)
+	return x2, y2, ok1 && ok2
 }
