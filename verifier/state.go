@@ -198,6 +198,27 @@ func (f *frame) mark(lo, hi int64, b byteState) {
 	f.depth = max(f.depth, int(-lo))
 }
 
+// clobber records a write of scalar bytes somewhere in [lo, hi), where is
+// unknown: no byte becomes initialised, and every spill the range touches
+// is gone; a pointer spill's bytes may keep address bits, so they become
+// taint, a scalar spill's stay plain data.
+func (f *frame) clobber(lo, hi int64) {
+	for slot := (lo + stackSize) / 8; slot <= (hi-1+stackSize)/8 && slot < stackSize/8; slot++ {
+		if f.bytes[slot*8] != bSpill {
+			continue
+		}
+		rest := bMisc
+		if f.spills[slot].kind.isPointer() {
+			rest = bTaint
+		}
+		for i := slot * 8; i < slot*8+8; i++ {
+			f.bytes[i] = rest
+		}
+		f.spills[slot] = value{}
+	}
+	f.depth = max(f.depth, int(-lo))
+}
+
 // unknownOfSize is the value of a zero-extended load of size bytes.
 func unknownOfSize(size int) scalar.Value {
 	if size >= 8 {

@@ -465,14 +465,7 @@ func (c *checker) store(st *state, slot int, ins *asm.Instruction, op byte) *Err
 	case a.exact:
 		f.mark(a.lo, a.hi, bMisc)
 	default:
-		// Some bytes of [lo, hi) are written, which ones is unknown: none
-		// becomes initialised, and spills in the range are gone.
-		for i := a.lo; i < a.hi; i++ {
-			if b := f.bytes[i+stackSize]; b == bSpill {
-				f.mark(i, i+1, bMisc)
-			}
-		}
-		f.depth = max(f.depth, int(-a.lo))
+		f.clobber(a.lo, a.hi)
 	}
 	return nil
 }
@@ -519,11 +512,7 @@ func (c *checker) atomic(st *state, slot int, ins *asm.Instruction, op byte) *Er
 		if a.exact {
 			f.mark(a.lo, a.hi, bMisc)
 		} else {
-			for i := a.lo; i < a.hi; i++ {
-				if f.bytes[i+stackSize] == bSpill {
-					f.mark(i, i+1, bMisc)
-				}
-			}
+			f.clobber(a.lo, a.hi)
 		}
 	case kRegion:
 		c.regionsRead[a.ptr.region] = true
@@ -610,8 +599,15 @@ func (c *checker) helperMem(st *state, slot int, spec bytecode.HelperSpec, i, j 
 	case kStack:
 		f := st.frames[a.ptr.frame]
 		if write {
-			if a.exact {
-				f.mark(a.lo, a.lo+int64(n.off.Umin), bMisc)
+			// The helper writes n bytes: at least Umin of them from lo when
+			// the offset is known; anything else in range may change.
+			done := a.lo
+			if a.exact && n.off.Umin > 0 {
+				done = a.lo + int64(n.off.Umin)
+				f.mark(a.lo, done, bMisc)
+			}
+			if done < a.hi {
+				f.clobber(done, a.hi)
 			}
 			return nil
 		}
