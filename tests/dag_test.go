@@ -13,6 +13,7 @@ const module = "github.com/naam-project/naam"
 var allowedImports = map[string][]string{
 	"bytecode":                 {},
 	"vm":                       {"bytecode"},
+	"lang":                     {},
 	"verifier":                 {"bytecode", "verifier/internal/scalar"},
 	"verifier/internal/scalar": {},
 	"cmd/naamc":                {"bytecode", "vm", "lang", "compiler", "verifier"},
@@ -21,6 +22,7 @@ var allowedImports = map[string][]string{
 	"internal/testprog":        {"bytecode"},
 	"internal/kernel":          {"bytecode"},
 	"tests":                    {},
+	"internal/verifygen":       {"bytecode"},
 }
 
 // TestPackageDAG checks every package's NAAM imports (non-test code)

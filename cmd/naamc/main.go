@@ -53,16 +53,19 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		Long: `naamc turns NAAM handlers into verified eBPF objects and works with raw eBPF.
 
 Available now: the eBPF assembler and disassembler (the bpf_conformance text
-syntax) and the interpreter in raw mode. The handler language (build, check,
-run) and the verifier (verify) are not built yet.`,
+syntax), the interpreter in raw mode, the verifier (verify: raw programs and
+.nobj objects) and the language's front end (check). The compiler (build,
+run, and disasm of objects) is not built yet.`,
 		Example: `  naamc asm prog.s -o prog.bin
   naamc disasm prog.bin
-  naamc vm --mem-hex "01 02 03 04" prog.s`,
+  naamc vm --mem-hex "01 02 03 04" prog.s
+  naamc verify --raw --mem-size 64 prog.s
+  naamc check kv.naam`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newAsmCmd(), newDisasmCmd(), newVMCmd(), newVerifyCmd())
+	root.AddCommand(newAsmCmd(), newDisasmCmd(), newVMCmd(), newVerifyCmd(), newCheckCmd())
 	return root
 }
