@@ -193,27 +193,17 @@ func (c *checker) analyzeEntry(e Entry) (uint64, *Error) {
 			return 0, err
 		}
 	}
-	for _, st := range c.states {
-		for _, f := range st.frames {
-			c.stackDepth = max(c.stackDepth, f.depth) // per frame; summed below
-		}
-	}
-	c.stackDepth = c.totalStack()
 	return c.bound(0)
 }
 
-// totalStack is the most stack bytes in use at once: over all states, the
-// sum of the frames' depths.
-func (c *checker) totalStack() int {
-	most := c.stackDepth
-	for _, st := range c.states {
-		sum := 0
-		for _, f := range st.frames {
-			sum += f.depth
-		}
-		most = max(most, sum)
+// noteStack records the stack in use at the end of a block: the sum of the
+// frames' depths.
+func (c *checker) noteStack(st *state) {
+	sum := 0
+	for _, f := range st.frames {
+		sum += f.depth
 	}
-	return most
+	c.stackDepth = max(c.stackDepth, sum)
 }
 
 // block runs one block in one context and hands its successors their states.
@@ -229,12 +219,15 @@ func (c *checker) block(st *state, n node, propagate func(node, *state)) *Error 
 		c.logInsn(s, st)
 	}
 	ins := c.p.at(b.last)
-	switch b.term {
-	case termFall:
+	if b.term == termFall {
 		if err := c.step(st, b.last); err != nil {
 			return err
 		}
 		c.logInsn(b.last, st)
+	}
+	c.noteStack(st)
+	switch b.term {
+	case termFall:
 		propagate(node{n.ctx, b.succs[0]}, st)
 	case termJump:
 		propagate(node{n.ctx, b.succs[0]}, st)

@@ -59,8 +59,24 @@ func (s *state) join(o *state, merge int32, widen bool, thresholds []uint64) *st
 	}
 	for fi, f := range out.frames {
 		g := o.frames[fi]
-		for i := range f.bytes {
-			f.bytes[i] = joinByte(f.bytes[i], g.bytes[i])
+		for slot := 0; slot < stackSize/8; slot++ {
+			// A pointer spill met by anything but a spill: its bytes may
+			// hold address bits on one path, so they can be read on none.
+			aSpill, bSpilled := f.bytes[slot*8] == bSpill, g.bytes[slot*8] == bSpill
+			aPtr := aSpill && f.spills[slot].kind.isPointer()
+			bPtr := bSpilled && g.spills[slot].kind.isPointer()
+			for i := slot * 8; i < slot*8+8; i++ {
+				x, y := f.bytes[i], g.bytes[i]
+				if (aPtr || bPtr) && !(aSpill && bSpilled) {
+					if aPtr {
+						x = bTaint
+					}
+					if bPtr {
+						y = bTaint
+					}
+				}
+				f.bytes[i] = joinByte(x, y)
+			}
 		}
 		for slot := range f.spills {
 			if f.bytes[slot*8] != bSpill {
