@@ -87,9 +87,8 @@ const (
 )
 
 // MaxRegions is how many regions an object may declare: region i lives in VM
-// segment 8+i of 256, so there are 248 of them. It equals vm.MaxRegions,
-// which is defined separately because package bytecode imports nothing of
-// NAAM's.
+// segment 8+i of 256, so there are 248 of them. vm.MaxRegions is defined as
+// this constant (and vm checks at compile time that it fills its segments).
 const MaxRegions = 248
 
 // MaxRegionSize is the largest region: offsets inside a segment are 32 bits.

@@ -41,6 +41,8 @@ import (
 //	call N (helper)    call local target    call %rN (callx)    exit
 //
 // Errors are an ErrorList of *SyntaxError, sorted by position, at most 10.
+// Jump and call targets are checked beside other errors unless a line's
+// instruction could not be identified (spec/assembly.md, "Errors").
 func Assemble(src string) (asm.Instructions, error) {
 	insns, _, err := AssembleLines(src)
 	return insns, err
@@ -49,12 +51,12 @@ func Assemble(src string) (asm.Instructions, error) {
 // AssembleLines is Assemble that also returns the 1-based source line of
 // every instruction: lines[i] is the line of insns[i].
 func AssembleLines(src string) (insns asm.Instructions, lines []int, err error) {
-	a := assembler{labels: make(map[string]labelDef), firstExit: -1}
+	a := assembler{labels: make(map[string]labelDef), wide: make(map[int]bool), firstExit: -1}
 	a.parse(src)
 	// After the error limit the rest of the source was not read, so labels
 	// defined there would look undefined.
 	if len(a.errs) < maxErrors {
-		a.resolve(len(a.errs) == 0)
+		a.resolve(!a.unknownWidth)
 	}
 	if len(a.errs) == 0 && len(a.stmts) == 0 {
 		a.errorf(1, 1, "empty program: no instructions")
@@ -94,8 +96,12 @@ type assembler struct {
 	errs      ErrorList
 	stmts     []stmt
 	labels    map[string]labelDef
-	slots     int // slots so far
-	firstExit int // slot of the first exit (the implicit label "exit"), or -1
+	wide      map[int]bool // second slots of lddw, rejected lines' too
+	slots     int          // slots so far, rejected lines' too
+	firstExit int          // slot of the first exit (the implicit label "exit"), or -1
+	// unknownWidth is set when a rejected line's instruction was not
+	// identified, so that the slot numbers after it may be off.
+	unknownWidth bool
 }
 
 func (a *assembler) errorf(line, col int, format string, args ...any) {
@@ -122,6 +128,7 @@ func (a *assembler) parseLine(text string, lineNo int) {
 	if err != nil {
 		err.Line = lineNo
 		a.report(err)
+		a.unknownWidth = true
 		return
 	}
 	p := lineParser{toks: toks, line: lineNo}
@@ -141,43 +148,48 @@ func (a *assembler) parseLine(text string, lineNo int) {
 	case tokIdent:
 	default:
 		a.errorf(lineNo, t.col, "expected mnemonic or label, found %s", t.describe())
+		a.unknownWidth = true
 		return
 	}
 	var m *mnemonic
 	if t.text == "lock" {
 		if m, err = p.atomicMnemonic(); err != nil {
 			a.report(err)
+			a.slots++ // every atomic is one slot
 			return
 		}
 	} else if m = mnemonicByName[t.text]; m == nil || m.form == formAtomic {
 		a.errorf(lineNo, t.col, "unknown mnemonic %q", t.text)
+		a.unknownWidth = true
 		return
+	}
+	slot := a.slots
+	if m.form == formExit && a.firstExit < 0 {
+		a.firstExit = slot
+	}
+	// The mnemonic fixes the width, so a line with bad operands still takes
+	// its slots and the targets of the others can be checked.
+	a.slots++
+	if m.form == formLoadImm64 {
+		a.wide[a.slots] = true
+		a.slots++
 	}
 	ins, tgt, hasTarget, err := p.operands(m)
 	if err != nil {
 		a.report(err)
 		return
 	}
-	if m.form == formExit && a.firstExit < 0 {
-		a.firstExit = a.slots
-	}
 	a.stmts = append(a.stmts, stmt{
-		ins: ins, form: m.form, line: lineNo, col: t.col, slot: a.slots,
+		ins: ins, form: m.form, line: lineNo, col: t.col, slot: slot,
 		target: tgt, hasTarget: hasTarget,
 	})
-	a.slots += int(ins.Width())
 }
 
 // resolve is pass 2: labels become offsets, and every target must land on
-// an instruction. After errors in pass 1 the slot numbers may be off, so
-// only undefined labels are reported then.
+// an instruction. A line rejected in pass 1 still holds its slots when its
+// mnemonic was known; when one was not, the slot numbers may be off, and
+// only undefined labels are reported (checkTargets false).
 func (a *assembler) resolve(checkTargets bool) {
-	wide := make(map[int]bool)
-	for _, s := range a.stmts {
-		if s.ins.Width() == 2 {
-			wide[s.slot+1] = true
-		}
-	}
 	for i := range a.stmts {
 		s := &a.stmts[i]
 		if !s.hasTarget {
@@ -215,7 +227,7 @@ func (a *assembler) resolve(checkTargets bool) {
 		case dst < 0 || dst >= int64(a.slots):
 			a.errorf(s.line, s.target.col, "%s target is slot %d, outside the program (slots 0 to %d)", what, dst, a.slots-1)
 			continue
-		case wide[int(dst)]:
+		case a.wide[int(dst)]:
 			a.errorf(s.line, s.target.col, "%s target is slot %d, the second slot of lddw", what, dst)
 			continue
 		}

@@ -251,6 +251,22 @@ func TestAssembleErrors(t *testing.T) {
 		{"region index too large", "lddw %r1, region[0x100000000]\nexit", []string{`1:18: region index 0x100000000 is out of range for 32 bits`}},
 		{"label on a number", "1:\nexit", []string{`1:1: expected mnemonic or label, found "1"`}},
 		{"empty program", "# nothing here\n\n", []string{`1:1: empty program: no instructions`}},
+		// A line with bad operands keeps its slots, so jump targets are
+		// still checked; after an unknown mnemonic (width unknown) they are not.
+		{"target checked beside an operand error", "mov %r0, %r11\nja +5\nexit", []string{
+			`1:10: unknown register "%r11" (registers are %r0 to %r10)`,
+			`2:4: jump target is slot 7, outside the program (slots 0 to 2)`,
+		}},
+		{"rejected lddw keeps two slots", "lddw %r0, zz\nja -2\nexit", []string{
+			`1:11: expected 64-bit immediate, found "zz"`,
+			`2:4: jump target is slot 1, the second slot of lddw`,
+		}},
+		{"rejected atomic keeps one slot", "lock foo [%r1], %r2\nja +1\nexit", []string{
+			`1:6: unknown atomic operation "lock foo"`,
+			`2:4: jump target is slot 3, outside the program (slots 0 to 2)`,
+		}},
+		{"rejected exit still names the label exit", "exit 1\nja exit", []string{`1:6: expected end of line, found "1"`}},
+		{"targets unchecked after an unknown mnemonic", "addd\nja +5\nexit", []string{`1:1: unknown mnemonic "addd"`}},
 		{
 			name: "all errors, sorted across passes",
 			have: "ja nowhere\naddd\nmov %r0\nexit",

@@ -73,8 +73,16 @@ func decodeError(slot int, rest []byte, err error) error {
 }
 
 // Encode turns instructions into raw little-endian slots. Jump and call
-// offsets must already be numeric; symbolic references are resolved too.
+// offsets must already be numeric; symbolic references are resolved too. An
+// immediate that does not fit in 32 bits (lddw's aside) is an error, where
+// cilium/ebpf would silently keep its low half.
 func Encode(insns asm.Instructions) ([]byte, error) {
+	offsets, _ := Slots(insns)
+	for i := range insns {
+		if !immFits(&insns[i]) {
+			return nil, insnErrorf(offsets[i], "immediate %d does not fit in 32 bits", insns[i].Constant)
+		}
+	}
 	insns = withAtomicImms(insns)
 	var buf bytes.Buffer
 	buf.Grow(len(insns) * SlotSize)

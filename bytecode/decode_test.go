@@ -57,3 +57,28 @@ func TestEncodeAtomicBuilders(t *testing.T) {
 		t.Error("Encode modified its argument")
 	}
 }
+
+func TestEncodeRejects(t *testing.T) {
+	tests := []struct {
+		name  string
+		insns asm.Instructions
+		want  string
+	}{
+		{"mov 1<<40", asm.Instructions{
+			asm.LoadImm(asm.R1, 1<<40, asm.DWord), // lddw's 64 bits are fine
+			{OpCode: asm.Mov.Op(asm.ImmSource), Dst: asm.R0, Constant: 1 << 40},
+			asm.Return(),
+		}, "insn 2: immediate 1099511627776 does not fit in 32 bits"},
+		{"jump imm -1<<32", asm.Instructions{
+			{OpCode: asm.JEq.Op(asm.ImmSource), Dst: asm.R0, Constant: -1 << 32},
+			asm.Return(),
+		}, "insn 0: immediate -4294967296 does not fit in 32 bits"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := Encode(tt.insns); err == nil || err.Error() != tt.want {
+				t.Errorf("got %v, want %s", err, tt.want)
+			}
+		})
+	}
+}

@@ -9,11 +9,19 @@
 //   - Decode and Encode between raw little-endian 8-byte slots and
 //     asm.Instructions, with errors that name the slot;
 //   - Validate, the structural checks of RFC 9669 (known opcodes, register
-//     numbers, reserved fields, jump and call targets inside the program and
-//     never into the second slot of lddw);
+//     numbers, reserved fields, immediates that fit their 32 bits, numeric
+//     jump and call targets inside the program and never into the second
+//     slot of lddw);
 //   - Assemble and Disassemble, the textual syntax of the bpf_conformance
 //     suite (`mov %r0, 1`, `ldxdw %r0, [%r1+8]`, `lock cmpxchg [%r10-8], %r1`),
-//     which round-trip.
+//     which round-trip;
+//   - the handler ABI (abi.go, spec/abi.md): the context layout, the return
+//     convention, the helper signatures and the limits (stack, frames,
+//     regions) that the compiler, the verifier and the runtime share;
+//   - the object file (object.go, object_validate.go, spec/object.md): a
+//     .nobj is msgpack holding the code, its handlers and regions and a
+//     pc→source table; Marshal is deterministic and UnmarshalObject
+//     validates everything it reads.
 //
 // Instruction indices in every error and listing are slot indices, as in the
 // kernel's verifier log: lddw occupies two slots.

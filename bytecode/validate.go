@@ -9,8 +9,11 @@ import (
 // Validate checks that insns is a well-formed instruction stream under RFC
 // 9669: every opcode is defined, register numbers are r0–r10, reserved fields
 // are zero, r10 is never written, and every jump and local-call target lies
-// inside the program and not on the second slot of lddw. It does not check
-// types, memory safety or termination: that is the verifier's job.
+// inside the program and not on the second slot of lddw. Immediates other
+// than lddw's must fit in 32 bits, and jumps and calls must be numeric: an
+// instruction that still carries a symbolic reference (a cilium/ebpf label,
+// which only Encode resolves) is rejected. It does not check types, memory
+// safety or termination: that is the verifier's job.
 //
 // The first problem found is returned as an *InsnError naming the slot.
 func Validate(insns asm.Instructions) error {
@@ -83,6 +86,14 @@ func isJump(op byte) bool {
 
 func validateOne(ins *asm.Instruction, slot int) error {
 	op := RawOpcode(ins)
+	// A symbolic jump or call (asm.JEq.Imm(r, 0, "out")) keeps a placeholder
+	// offset until Encode marshals it; run as is, it would jump to itself.
+	if ref := ins.Reference(); ref != "" {
+		return insnErrorf(slot, "unresolved reference to %q (encode with bytecode.Encode, which resolves labels)", ref)
+	}
+	if !immFits(ins) {
+		return insnErrorf(slot, "immediate %d does not fit in 32 bits", ins.Constant)
+	}
 	if ins.Dst > MaxRegister {
 		return insnErrorf(slot, "invalid destination register r%d", ins.Dst)
 	}
@@ -160,6 +171,15 @@ func validateOne(ins *asm.Instruction, slot int) error {
 		}
 	}
 	return nil
+}
+
+// immFits reports whether ins's immediate fits its encoding: only lddw has
+// 64 bits, every other instruction 32 (cilium/ebpf keeps atomic operations
+// and helper numbers in Constant too; theirs fit). A wider Constant would be
+// truncated by cilium/ebpf's Marshal, so the instruction would run
+// differently before and after encoding.
+func immFits(ins *asm.Instruction) bool {
+	return RawOpcode(ins) == OpLdDW || ins.Constant == int64(int32(ins.Constant))
 }
 
 func writesDst(ins *asm.Instruction, slot int) error {

@@ -112,6 +112,40 @@ func TestValidate(t *testing.T) {
 			asm.Return(),
 		}, ""},
 		{"largest helper", asm.Instructions{asm.BuiltinFunc(maxHelper).Call(), asm.Return()}, ""},
+		{"div32 by 1<<32 (would divide by zero)", asm.Instructions{
+			{OpCode: asm.Div.Op32(asm.ImmSource), Dst: asm.R0, Constant: 1 << 32},
+			asm.Return(),
+		}, "insn 0: immediate 4294967296 does not fit in 32 bits"},
+		{"mov 1<<40 (Encode would truncate)", asm.Instructions{
+			asm.LoadImm(asm.R1, 1<<40, asm.DWord),
+			{OpCode: asm.Mov.Op(asm.ImmSource), Dst: asm.R0, Constant: 1 << 40},
+			asm.Return(),
+		}, "insn 2: immediate 1099511627776 does not fit in 32 bits"},
+		{"jump imm below int32", asm.Instructions{
+			{OpCode: asm.JEq.Op(asm.ImmSource), Dst: asm.R0, Constant: -1<<31 - 1},
+			asm.Return(),
+		}, "insn 0: immediate -2147483649 does not fit in 32 bits"},
+		{"32-bit extremes fit", asm.Instructions{
+			asm.Mov.Imm(asm.R0, -1<<31),
+			asm.Mov.Imm(asm.R1, 1<<31-1),
+			asm.Return(),
+		}, ""},
+		{"decoded atomic imm fits", asm.Instructions{
+			{OpCode: asm.CmpXchg.OpCode(asm.DWord), Dst: asm.R1, Src: asm.R2, Constant: int64(asm.CmpXchg >> 8)},
+			asm.Return(),
+		}, ""},
+		{"unresolved jump", asm.Instructions{
+			asm.Mov.Imm(asm.R0, 0),
+			asm.JEq.Imm(asm.R0, 0, "out"),
+			asm.Mov.Imm(asm.R0, 1),
+			asm.Return().WithSymbol("out"),
+		}, `insn 1: unresolved reference to "out" (encode with bytecode.Encode, which resolves labels)`},
+		{"unresolved local call", asm.Instructions{
+			asm.Call.Label("f"),
+			asm.Return(),
+			asm.Mov.Imm(asm.R0, 0).WithSymbol("f"),
+			asm.Return(),
+		}, `insn 0: unresolved reference to "f"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

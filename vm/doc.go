@@ -15,12 +15,16 @@
 // reply, regions); an address is the segment number in the high 32 bits and
 // the offset in the low 32 bits. In the default checked mode every access is
 // bounds- and rights-checked; Unchecked mode drops those checks and must only
-// run programs that the verifier accepted.
+// run programs that the verifier accepted, with every region they address
+// mapped. Writable segments start 8-byte aligned on the host, so that
+// atomics are real host atomics.
 //
 // Faults (out-of-bounds access, write to read-only memory, misaligned atomic,
 // budget exhausted, call depth, unknown helper) are *Fault errors that match
-// the Err* sentinels with errors.Is. The package never lets a Go panic escape
-// a checked run.
+// the Err* sentinels with errors.Is; a run that cannot start (bad entry
+// point, too many arguments, memory that cannot be mapped, an unmapped region
+// in unchecked mode) returns a plain error instead. The package never lets a
+// Go panic escape a checked run. spec/vm.md is the contract.
 //
 // The VM sees bytecode only: it knows nothing of the language, the compiler
 // or the verifier.

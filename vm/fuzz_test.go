@@ -34,7 +34,7 @@ func FuzzVM(f *testing.F) {
 		if err != nil {
 			return
 		}
-		m := vm.NewMachine(vm.Options{Budget: 10_000, Helpers: vm.RawHelpers})
+		m := vm.NewMachine(vm.Options{Budget: 10_000, Helpers: vm.RawHelpers()})
 		if _, err := m.Map(vm.RegionSegment(0), make([]byte, 64), true); err != nil {
 			t.Fatal(err)
 		}

@@ -17,8 +17,9 @@ type Options struct {
 	// Helpers serves call instructions; nil means every call faults.
 	Helpers Helpers
 	// Unchecked drops bounds, rights and alignment checks on memory
-	// accesses. Only programs accepted by the verifier may run unchecked:
-	// an unverified program can corrupt the host process.
+	// accesses. Only programs accepted by the verifier may run unchecked,
+	// with every region they address mapped (RunAt checks that): an
+	// unverified program can corrupt the host process.
 	Unchecked bool
 }
 
@@ -62,6 +63,9 @@ type Machine struct {
 	pc     int    // slot being executed, for helper faults
 	depth  int    // call depth of the current run
 	steps  uint64 // instructions executed by the last run
+	// aligned is RunRaw's copy of memory whose base is not 8-byte aligned,
+	// kept so that such runs do not allocate each time.
+	aligned []uint64
 }
 
 // NewMachine returns a machine with an empty memory map but for its stack.
@@ -83,16 +87,40 @@ func (m *Machine) Executed() uint64 { return m.steps }
 func (m *Machine) Options() Options { return m.opts }
 
 // RunRaw runs p in raw mode, the bpf_conformance convention: r1 points to
-// mem (mapped read-write as the request segment), r2 holds its length.
+// mem (mapped read-write as the request segment for the run), r2 holds its
+// length. If mem does not start on an 8-byte boundary, which atomics need,
+// the run works on an aligned copy that is copied back into mem afterwards.
 func (m *Machine) RunRaw(p *Program, mem []byte) (uint64, error) {
-	addr, err := m.Map(SegRequest, mem, true)
+	seg := mem
+	// (Memory too large to map is left to Map to refuse, uncopied.)
+	copied := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))&7 != 0 && uint64(len(mem)) <= MaxSegmentSize
+	if copied {
+		seg = m.alignedCopy(mem)
+	}
+	addr, err := m.Map(SegRequest, seg, true)
 	if err != nil {
 		return 0, err
 	}
 	if len(mem) == 0 {
 		addr = 0
 	}
-	return m.Run(p, addr, uint64(len(mem)))
+	r0, err := m.Run(p, addr, uint64(len(mem)))
+	m.Unmap(SegRequest)
+	if copied {
+		copy(mem, seg)
+	}
+	return r0, err
+}
+
+// alignedCopy returns a copy of mem in m's scratch buffer, 8-byte aligned.
+func (m *Machine) alignedCopy(mem []byte) []byte {
+	words := (len(mem) + 7) / 8
+	if cap(m.aligned) < words {
+		m.aligned = make([]uint64, words)
+	}
+	buf := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(m.aligned[:words]))), len(mem))
+	copy(buf, mem)
+	return buf
 }
 
 // Run executes p from its first instruction with args in r1, r2, … (at most
@@ -103,12 +131,28 @@ func (m *Machine) Run(p *Program, args ...uint64) (uint64, error) {
 }
 
 // RunAt is Run starting at slot entry (a handler's entry point).
+//
+// Besides r0 or a *Fault, RunAt returns a plain error, before running
+// anything, for an entry that is not an instruction, more than five
+// arguments, or (unchecked) a region the program addresses but that is not
+// mapped.
 func (m *Machine) RunAt(p *Program, entry int, args ...uint64) (r0 uint64, err error) {
+	m.pc = entry // what a recovered panic reports, not the last run's slot
 	if entry < 0 || entry >= p.slots || p.code[entry].op == opInvalid {
 		return 0, fmt.Errorf("vm: entry point %d is not an instruction of a %d-slot program", entry, p.slots)
 	}
 	if len(args) > 5 {
 		return 0, fmt.Errorf("vm: %d arguments, at most 5 (r1-r5)", len(args))
+	}
+	if m.opts.Unchecked {
+		// Unchecked accesses add the offset to the segment's base without
+		// looking: through an unmapped region's nil base that is a wild
+		// pointer, which kills the process instead of panicking.
+		for i := range p.regions {
+			if m.segs[RegionSegment(i)].base == nil {
+				return 0, fmt.Errorf("vm: the program addresses region %d, which is not mapped (unchecked runs need every region mapped)", i)
+			}
+		}
 	}
 	var regs [11]uint64
 	copy(regs[1:], args)

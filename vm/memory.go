@@ -3,11 +3,14 @@ package vm
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/naam-project/naam/bytecode"
 )
 
 // Segment numbers. An address is segment<<32 | offset, so pointer
-// arithmetic that stays inside a segment never changes the segment, and one
-// that leaves it lands in a different (usually empty) segment and faults.
+// arithmetic that stays inside a segment never changes the segment. One that
+// leaves it faults, except that a change by a multiple of 2^32 lands in
+// another segment and is checked against that one (spec/vm.md, Memory).
 type Segment uint32
 
 const (
@@ -21,8 +24,18 @@ const (
 	numSegments         = 256
 )
 
-// MaxRegions is how many regions a program may address.
-const MaxRegions = numSegments - int(SegRegion0)
+// MaxRegions is how many regions a program may address; it is the ABI's
+// bytecode.MaxRegions.
+const MaxRegions = bytecode.MaxRegions
+
+// The interpreter masks with numSegments-1 and MaxCallDepth-1 instead of
+// bounds-checking: both must be powers of two (an index out of range here
+// does not compile), and the regions must fill the segments above SegRegion0.
+var (
+	_ = [1]struct{}{}[numSegments&(numSegments-1)]
+	_ = [1]struct{}{}[MaxCallDepth&(MaxCallDepth-1)]
+	_ = [1]struct{}{}[numSegments-int(SegRegion0)-MaxRegions]
+)
 
 // Stack layout: MaxCallDepth frames of StackSize bytes each. Frame 0 (the
 // entry) is at the top; r10 of frame k is stackBytes - k*StackSize.
@@ -63,20 +76,28 @@ func (s Segment) String() string {
 	return fmt.Sprintf("segment%d", uint32(s))
 }
 
-// MaxSegmentSize is the largest segment: offsets are 32 bits.
-const MaxSegmentSize = 1 << 32
+// MaxSegmentSize is the largest segment in bytes: offsets are 32 bits, and
+// so is a segment's length (as bytecode.MaxRegionSize).
+const MaxSegmentSize = 1<<32 - 1
 
 // Map makes data visible to programs as segment seg and returns its base
-// address. Mapping an empty slice unmaps the segment. Atomic instructions
-// need data to start on an 8-byte boundary (Go's allocator gives that for
-// slices of 8 bytes or more). The stack and null segments cannot be
-// mapped, nor more than MaxSegmentSize bytes.
+// address. Mapping an empty slice unmaps the segment. The stack and null
+// segments cannot be mapped, nor more than MaxSegmentSize bytes.
+//
+// A writable segment must start on an 8-byte boundary, so that an atomic
+// at an aligned address is a host atomic at an aligned address: Map refuses
+// data that does not. Go's allocator aligns slices of 8 bytes or more;
+// sub-slices (buf[1:]) and small allocations may not be aligned.
+// Read-only segments may start anywhere (atomics write).
 func (m *Machine) Map(seg Segment, data []byte, writable bool) (uint64, error) {
 	if seg == SegNull || seg == SegStack || seg >= numSegments {
 		return 0, fmt.Errorf("vm: segment %d (%s) cannot be mapped", uint32(seg), seg)
 	}
-	if uint64(len(data)) >= MaxSegmentSize {
-		return 0, fmt.Errorf("vm: %d bytes do not fit segment %s (at most %d)", len(data), seg, uint64(MaxSegmentSize-1))
+	if uint64(len(data)) > MaxSegmentSize {
+		return 0, fmt.Errorf("vm: %d bytes do not fit segment %s (at most %d)", len(data), seg, uint64(MaxSegmentSize))
+	}
+	if base := uintptr(unsafe.Pointer(unsafe.SliceData(data))); writable && len(data) > 0 && base&7 != 0 {
+		return 0, fmt.Errorf("vm: writable segment %s must start on an 8-byte boundary (atomics), not at host address %#x", seg, base)
 	}
 	s := &m.segs[seg]
 	if len(data) == 0 {

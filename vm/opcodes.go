@@ -3,6 +3,12 @@ package vm
 // opcode is the interpreter's dense instruction numbering, so that the main
 // switch compiles to a jump table. K forms take the immediate, X forms the
 // source register; each X form is its K form plus one.
+//
+// program.go computes opcodes by arithmetic on this order, so it must not
+// change without it: X = K+1 for every pair; the ALU32 group is the ALU64
+// group shifted by opAdd32K-opAddK, in the same order; the conditional jumps
+// follow jumpIndex's order, the JMP32 group shifted by opJeq32K-opJeqK; and
+// each 64-bit atomic is its 32-bit one plus opAtomAddDW-opAtomAddW.
 type opcode uint8
 
 const (
@@ -174,4 +180,14 @@ const (
 	opAtomCmpXchgDW
 
 	numOpcodes
+)
+
+// The group shapes described at opcode; if one breaks, this does not compile
+// (an index other than 0 is out of range, a negative one overflows opcode).
+var (
+	_ = [1]struct{}{}[(opArsh32X-opAdd32K)-(opArshX-opAddK)]
+	_ = [1]struct{}{}[(opJsle32X-opJeq32K)-(opJsleX-opJeqK)]
+	_ = [1]struct{}{}[(opJeq32K-opJeqK)-(opJsleX-opJeqK+1)]
+	_ = [1]struct{}{}[(opAtomCmpXchgDW-opAtomAddDW)-(opAtomCmpXchgW-opAtomAddW)]
+	_ = [1]struct{}{}[(opAtomAddDW-opAtomAddW)-(opAtomCmpXchgW-opAtomAddW+1)]
 )

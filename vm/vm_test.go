@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
+
+	"github.com/cilium/ebpf/asm"
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/vm"
@@ -107,6 +110,11 @@ func TestFaults(t *testing.T) {
 		{"misaligned atomic", "mov %r2, 1\nlock add [%r10-15], %r2\nexit", 0, vm.ErrMisaligned, "insn 1: misaligned atomic access: 8-byte atomic"},
 		{"misaligned atomic32", "mov %r2, 1\nlock xchg32 [%r10-6], %r2\nexit", 0, vm.ErrMisaligned, "4-byte atomic"},
 		{"budget", "L:\nja L", 0, vm.ErrBudget, "instruction budget exhausted"},
+		// The budget fault names the jump that would go on, not its target.
+		{"budget at ja", "mov %r0, 0\nL:\nadd %r0, 1\nja L", 0, vm.ErrBudget, "insn 2: instruction budget exhausted"},
+		{"budget at conditional jump", "mov %r0, 0\nL:\nadd %r0, 1\njne %r0, 0, L\nexit", 0, vm.ErrBudget, "insn 2: instruction budget exhausted"},
+		{"budget at gotol", "lddw %r0, 0\nL:\nadd %r0, 1\nja32 L", 0, vm.ErrBudget, "insn 3: instruction budget exhausted"},
+		{"budget at local call", "L:\nadd %r0, 1\ncall local f\nja L\nf:\nexit", 0, vm.ErrBudget, "insn 1: instruction budget exhausted"},
 		{"call depth", "f:\ncall local f\nexit", 0, vm.ErrCallDepth, "insn 0: call depth exceeded"},
 		{"fell off", "mov %r0, 1", 0, vm.ErrFellOff, "insn 1: execution fell off"},
 		{"no helpers", "call 1\nexit", 0, vm.ErrHelper, "insn 0: helper call failed: helper 1 called, but this machine has no helpers"},
@@ -178,6 +186,151 @@ func TestMapRejects(t *testing.T) {
 		if _, err := m.Map(seg, make([]byte, 8), true); err == nil {
 			t.Errorf("Map(%d) accepted", seg)
 		}
+	}
+}
+
+// TestMapAlignment: a writable segment must start 8-byte aligned on the host
+// (atomics); a read-only one may start anywhere.
+func TestMapAlignment(t *testing.T) {
+	buf := make([]uint64, 4) // 8-byte aligned
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), 32)
+	tests := []struct {
+		name     string
+		data     []byte
+		writable bool
+		want     string // "" when Map must accept
+	}{
+		{"aligned writable", b[8:16], true, ""},
+		{"odd writable", b[1:9], true, "must start on an 8-byte boundary"},
+		{"4-aligned writable", b[4:12], true, "must start on an 8-byte boundary"},
+		{"odd read-only", b[1:9], false, ""},
+		{"empty unaligned (unmaps)", b[1:1], true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := vm.NewMachine(vm.Options{})
+			_, err := m.Map(vm.SegReply, tt.data, tt.writable)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("rejected: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestRawAlignment: atomics at an aligned eBPF address work whatever the
+// host alignment of the caller's memory, and the results reach that memory.
+func TestRawAlignment(t *testing.T) {
+	p := load(t, "mov %r2, 1\nlock add32 [%r1+0], %r2\nmov %r2, 2\nlock fetch add [%r1+8], %r2\nmov %r0, %r2\nexit")
+	buf := make([]uint64, 4)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), 32)
+	for _, off := range []int{0, 1, 2, 4, 5} {
+		for _, unchecked := range []bool{false, true} {
+			mem := b[off : off+16]
+			clear(mem)
+			mem[0], mem[8] = 10, 20
+			m := vm.NewMachine(vm.Options{Unchecked: unchecked})
+			got, err := m.RunRaw(p, mem)
+			if err != nil || got != 20 || mem[0] != 11 || mem[8] != 22 {
+				t.Errorf("host offset %d, unchecked=%v: r0 = %d, err = %v, mem[0] = %d, mem[8] = %d; want 20, nil, 11, 22",
+					off, unchecked, got, err, mem[0], mem[8])
+			}
+		}
+	}
+	// 5 bytes from the allocator (which may align it to 1, 2 or 4).
+	p = load(t, "mov %r2, 1\nlock add32 [%r1+0], %r2\nldxw %r0, [%r1]\nexit")
+	mem := []byte{1, 0, 0, 0, 9}
+	if got, err := vm.NewMachine(vm.Options{}).RunRaw(p, mem); err != nil || got != 2 || mem[0] != 2 {
+		t.Errorf("5-byte memory: r0 = %d, err = %v, mem = %v", got, err, mem)
+	}
+	// Misalignment is judged on the eBPF address.
+	p = load(t, "mov %r2, 1\nlock add32 [%r1+1], %r2\nexit")
+	if _, err := vm.NewMachine(vm.Options{}).RunRaw(p, b[1:9]); !errors.Is(err, vm.ErrMisaligned) {
+		t.Errorf("atomic at request+1: err = %v, want ErrMisaligned", err)
+	}
+}
+
+// TestRunRawUnmaps: the caller's memory is mapped for the run only.
+func TestRunRawUnmaps(t *testing.T) {
+	m := vm.NewMachine(vm.Options{})
+	if _, err := m.RunRaw(load(t, "mov %r0, 0\nexit"), make([]byte, 8)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := m.Run(load(t, "ldxb %r0, [%r1]\nexit"), vm.Addr(vm.SegRequest, 0))
+	if !errors.Is(err, vm.ErrOutOfBounds) || !strings.Contains(err.Error(), "not mapped") {
+		t.Fatalf("request segment after RunRaw: err = %v, want not mapped", err)
+	}
+}
+
+// TestUncheckedNeedsRegions: an unchecked run refuses, with an error, a
+// program that addresses a region that is not mapped (its accesses would
+// go through a nil base and kill the process).
+func TestUncheckedNeedsRegions(t *testing.T) {
+	p := load(t, "lddw %r1, region[1]+65536\nldxb %r0, [%r1]\nexit")
+	tests := []struct {
+		name   string
+		mapped []int
+		want   string // "" for a run that succeeds
+	}{
+		{"none mapped", nil, "region 0, which is not mapped"},
+		{"region 1 missing", []int{0}, "region 1, which is not mapped"},
+		{"all mapped", []int{0, 1}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := vm.NewMachine(vm.Options{Unchecked: true})
+			for _, i := range tt.mapped {
+				if _, err := m.Map(vm.RegionSegment(i), make([]byte, 65536+8), false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := m.Run(p)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("err = %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+			var f *vm.Fault
+			if errors.As(err, &f) {
+				t.Errorf("err is a *vm.Fault, want a plain error before the run")
+			}
+		})
+	}
+}
+
+// TestLoadRejects: what bytecode.Validate refuses never reaches the
+// interpreter.
+func TestLoadRejects(t *testing.T) {
+	tests := []struct {
+		name  string
+		insns asm.Instructions
+		want  string
+	}{
+		{"div32 by 1<<32", asm.Instructions{
+			asm.Mov.Imm(asm.R0, 7),
+			{OpCode: asm.Div.Op32(asm.ImmSource), Dst: asm.R0, Constant: 1 << 32},
+			asm.Return(),
+		}, "insn 1: immediate 4294967296 does not fit in 32 bits"},
+		{"mov 1<<40", asm.Instructions{
+			{OpCode: asm.Mov.Op(asm.ImmSource), Dst: asm.R0, Constant: 1 << 40},
+			asm.Return(),
+		}, "insn 0: immediate 1099511627776 does not fit in 32 bits"},
+		{"unresolved label", asm.Instructions{
+			asm.Mov.Imm(asm.R0, 0),
+			asm.JEq.Imm(asm.R0, 0, "out"),
+			asm.Mov.Imm(asm.R0, 1),
+			asm.Return().WithSymbol("out"),
+		}, `insn 1: unresolved reference to "out"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := vm.Load(tt.insns); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
 	}
 }
 
@@ -256,16 +409,19 @@ func TestRunAtEntry(t *testing.T) {
 
 func TestNoAllocsPerRun(t *testing.T) {
 	p := load(t, "mov %r0, 0\nL:\nldxb %r3, [%r1]\nadd %r0, %r3\nadd %r1, 1\nsub %r2, 1\njne %r2, 0, L\nexit")
-	mem := make([]byte, 64)
-	for _, unchecked := range []bool{false, true} {
-		m := vm.NewMachine(vm.Options{Unchecked: unchecked})
-		allocs := testing.AllocsPerRun(100, func() {
-			if _, err := m.RunRaw(p, mem); err != nil {
-				t.Fatal(err)
+	buf := make([]byte, 72)
+	for _, mem := range [][]byte{buf[:64], buf[1:65]} { // the second runs on RunRaw's aligned copy
+		for _, unchecked := range []bool{false, true} {
+			m := vm.NewMachine(vm.Options{Unchecked: unchecked})
+			allocs := testing.AllocsPerRun(100, func() {
+				if _, err := m.RunRaw(p, mem); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if allocs != 0 {
+				t.Fatalf("unchecked=%v, len %d at host offset %d: %.1f allocations per run, want 0",
+					unchecked, len(mem), len(buf)-cap(mem), allocs)
 			}
-		})
-		if allocs != 0 {
-			t.Fatalf("unchecked=%v: %.1f allocations per run, want 0", unchecked, allocs)
 		}
 	}
 }

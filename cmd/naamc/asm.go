@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,10 +19,12 @@ func newAsmCmd() *cobra.Command {
 		Short: "Assemble eBPF text into raw instruction slots",
 		Long: `asm assembles eBPF in the bpf_conformance text syntax (mov %r0, 1;
 ldxdw %r0, [%r1+8]; lock cmpxchg [%r10-8], %r1; labels; # comments) into a file
-of little-endian 8-byte instruction slots. Errors name FILE:line:col and what
-was expected; all of them are reported.`,
+of little-endian 8-byte instruction slots (FILE.bin unless -o says otherwise).
+Errors name FILE:line:col and what was expected; all of them are reported,
+up to 10 (spec/assembly.md says which wait for others to be fixed).`,
 		Example: `  naamc asm prog.s -o prog.bin
-  naamc asm prog.s            # writes prog.bin`,
+  naamc asm prog.s            # writes prog.bin
+  naamc asm prog.asm          # writes prog.bin too`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, err := os.ReadFile(args[0])
@@ -37,7 +40,7 @@ was expected; all of them are reported.`,
 				return rejected(cmd, args[0]+": ", err)
 			}
 			if out == "" {
-				out = strings.TrimSuffix(args[0], ".s") + ".bin"
+				out = defaultOutput(args[0])
 			}
 			if err := os.WriteFile(out, raw, 0o644); err != nil {
 				return &exitError{code: exitTool, msg: err.Error()}
@@ -45,8 +48,18 @@ was expected; all of them are reported.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (default: FILE with .s replaced by .bin)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (default: FILE with its extension replaced by .bin)")
 	return cmd
+}
+
+// defaultOutput is FILE with its extension (.s, .asm, ...) replaced by .bin;
+// a FILE already named .bin gets a second .bin rather than be overwritten.
+func defaultOutput(src string) string {
+	out := strings.TrimSuffix(src, filepath.Ext(src)) + ".bin"
+	if out == src {
+		out += ".bin"
+	}
+	return out
 }
 
 // rejected prints err, one line per error after prefix (the file name), and

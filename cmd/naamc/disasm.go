@@ -16,7 +16,8 @@ func newDisasmCmd() *cobra.Command {
 		Long: `disasm prints a file of little-endian 8-byte instruction slots in the
 syntax naamc asm reads; assembling the output gives the same bytes back.
 A malformed stream is reported with the slot index of the first bad
-instruction.`,
+instruction; assembly text (a .s or .asm file, or any file but a .bin
+without NUL bytes) is refused with a pointer to naamc asm.`,
 		Example: `  naamc disasm prog.bin
   naamc disasm prog.bin > prog.s && naamc asm prog.s -o again.bin`,
 		Args: cobra.ExactArgs(1),
@@ -24,6 +25,9 @@ instruction.`,
 			raw, err := os.ReadFile(args[0])
 			if err != nil {
 				return &exitError{code: exitTool, msg: err.Error()}
+			}
+			if isText(args[0], raw) {
+				return &exitError{code: exitRejected, msg: args[0] + " looks like assembly text, not raw instruction slots (use naamc asm)"}
 			}
 			insns, err := bytecode.Decode(raw)
 			if err != nil {

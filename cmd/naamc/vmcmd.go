@@ -52,7 +52,7 @@ checked run, and the last line is "ns/run: X" (after insns/run and ns/insn).`,
 				return &exitError{code: exitTool, msg: fmt.Sprintf("--tier %q: want interp or jit", tier)}
 			}
 			if bench < 0 {
-				return &exitError{code: exitTool, msg: "--bench must be positive"}
+				return &exitError{code: exitTool, msg: "--bench must not be negative"}
 			}
 			mem, err := readMem(memFile, memHex)
 			if err != nil {
@@ -66,7 +66,7 @@ checked run, and the last line is "ns/run: X" (after insns/run and ns/insn).`,
 			if err != nil {
 				return rejected(cmd, args[0]+": ", err)
 			}
-			m := vm.NewMachine(vm.Options{Budget: budget, Helpers: vm.RawHelpers})
+			m := vm.NewMachine(vm.Options{Budget: budget, Helpers: vm.RawHelpers()})
 			r0, err := m.RunRaw(p, mem)
 			if err != nil {
 				return &exitError{code: exitRejected, msg: err.Error()}
@@ -114,13 +114,15 @@ func readMem(file, hexText string) ([]byte, error) {
 	return nil, nil
 }
 
-// readProgram reads raw slots or assembly text: .s and .asm files are text,
-// and so is any file without a NUL byte (raw slots nearly always have one).
+// isText reports whether a program file is assembly text: .s and .asm files
+// are, and so is any file but a .bin without a NUL byte (raw slots nearly
+// always have one: exit is 95 00 00 00 00 00 00 00).
 func isText(path string, data []byte) bool {
 	ext := filepath.Ext(path)
 	return ext == ".s" || ext == ".asm" || (len(data) > 0 && !bytes.Contains(data, []byte{0}) && ext != ".bin")
 }
 
+// readProgram reads raw slots or assembly text (see isText).
 func readProgram(cmd *cobra.Command, path string) (asm.Instructions, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
