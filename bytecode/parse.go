@@ -220,6 +220,18 @@ func (p *lineParser) atomicMnemonic() (*mnemonic, *SyntaxError) {
 	return m, nil
 }
 
+// regOrImm parses the source operand of an ALU or jump instruction: a
+// register (setting the X source bit) or a 32-bit immediate.
+func (p *lineParser) regOrImm(ins *asm.Instruction) (err *SyntaxError) {
+	if p.peek().kind == tokReg {
+		ins.OpCode |= sourceBit
+		ins.Src, err = p.register(false)
+		return err
+	}
+	ins.Constant, err = p.imm32()
+	return err
+}
+
 // operands parses what follows the mnemonic m and builds the instruction.
 // hasTarget reports a jump or local call whose offset pass 2 fills in.
 func (p *lineParser) operands(m *mnemonic) (ins asm.Instruction, tgt jumpTarget, hasTarget bool, err *SyntaxError) {
@@ -232,12 +244,7 @@ func (p *lineParser) operands(m *mnemonic) (ins asm.Instruction, tgt jumpTarget,
 		if err = p.expect(","); err != nil {
 			return
 		}
-		if p.peek().kind == tokReg {
-			ins.OpCode |= sourceBit
-			ins.Src, err = p.register(false)
-		} else {
-			ins.Constant, err = p.imm32()
-		}
+		err = p.regOrImm(&ins)
 	case formNeg:
 		ins.Dst, err = p.register(true)
 	case formEndian:
@@ -303,13 +310,7 @@ func (p *lineParser) operands(m *mnemonic) (ins asm.Instruction, tgt jumpTarget,
 		if err = p.expect(","); err != nil {
 			return
 		}
-		if p.peek().kind == tokReg {
-			ins.OpCode |= sourceBit
-			ins.Src, err = p.register(false)
-		} else {
-			ins.Constant, err = p.imm32()
-		}
-		if err != nil {
+		if err = p.regOrImm(&ins); err != nil {
 			return
 		}
 		if err = p.expect(","); err != nil {
