@@ -3,6 +3,7 @@ package verifier
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"sort"
 
 	"github.com/cilium/ebpf/asm"
@@ -352,11 +353,21 @@ func (c *checker) loopVisits(ctx int, l *loop) (uint64, *Error) {
 		if v.kind != kScalar && v.kind != kStack && v.kind != kMem && v.kind != kRegion {
 			continue
 		}
-		dmin, dmax, w32, ok := c.stepOf(l, r)
+		dmin, dmax, w32, shr, ok := c.stepOf(l, r)
 		if !ok || (dmin <= 0 && dmax >= 0) {
 			continue
 		}
 		a, b := v.off.Umin, v.off.Umax
+		if shr {
+			// Shifted right by at least dmin bits each way around and never
+			// below a >= 1 at the head: v_n <= b >> (n*dmin) and >= a, so
+			// n*dmin <= log2(b) - log2(a).
+			if a == 0 || v.kind != kScalar {
+				continue
+			}
+			best = min(best, uint64(bits.Len64(b)-bits.Len64(a))/uint64(dmin)+1)
+			continue
+		}
 		if w32 {
 			// A 32-bit step zero-extends: the counter lives in 0..2^32-1 and
 			// wraps there.
@@ -379,7 +390,7 @@ func (c *checker) loopVisits(ctx int, l *loop) (uint64, *Error) {
 	if best == math.MaxUint64 {
 		latch := c.g.blocks[l.latches[0]].last
 		return 0, c.fail(latch, CodeUnboundedLoop, head, nil,
-			"the loop at insn %d has no provable bound: no register moves by a constant step on every way around it while its range at the loop head is bounded",
+			"the loop at insn %d has no provable bound: no register moves by a constant step (or halves by a constant shift) on every way around it while its range at the loop head is bounded",
 			c.g.blocks[l.head].start)
 	}
 	return best, nil
@@ -413,7 +424,7 @@ func visitsFor(a, b uint64, dmin, dmax int64, top uint64) (uint64, bool) {
 // the loop head back to it, over every path; ok is false if r is written
 // by anything but adding or subtracting a constant (64-bit), or the
 // change is not bounded.
-func (c *checker) stepOf(l *loop, r asm.Register) (dmin, dmax int64, w32 bool, ok bool) {
+func (c *checker) stepOf(l *loop, r asm.Register) (dmin, dmax int64, w32, shr bool, ok bool) {
 	in := map[int]delta{l.head: {set: true}}
 	out := map[int]delta{}
 	blocks := make([]int, 0, len(l.body))
@@ -446,7 +457,7 @@ func (c *checker) stepOf(l *loop, r asm.Register) (dmin, dmax int64, w32 bool, o
 				if old.set {
 					nw = delta{lo: min(old.lo, d.lo), hi: max(old.hi, d.hi), top: old.top || d.top, set: true}
 				}
-				nw.w32, nw.w64 = old.w32 || d.w32, old.w64 || d.w64
+				nw.w32, nw.w64, nw.shr = old.w32 || d.w32, old.w64 || d.w64, old.shr || d.shr
 				if nw != old {
 					in[s] = nw
 					changed = true
@@ -460,20 +471,20 @@ func (c *checker) stepOf(l *loop, r asm.Register) (dmin, dmax int64, w32 bool, o
 				if !d.set {
 					continue
 				}
-				if d.top || (d.w32 && d.w64) {
-					return 0, 0, false, false
+				if d.top || (d.w32 && d.w64) || (d.shr && (d.w32 || d.w64)) {
+					return 0, 0, false, false, false
 				}
 				if first {
 					dmin, dmax, first = d.lo, d.hi, false
 				} else {
 					dmin, dmax = min(dmin, d.lo), max(dmax, d.hi)
 				}
-				w32 = w32 || d.w32
+				w32, shr = w32 || d.w32, shr || d.shr
 			}
-			return dmin, dmax, w32, !first
+			return dmin, dmax, w32, shr, !first
 		}
 	}
-	return 0, 0, false, false // an inner loop keeps changing r
+	return 0, 0, false, false, false // an inner loop keeps changing r
 }
 
 // delta is the net change of a register since the loop head: a range of
@@ -482,6 +493,7 @@ type delta struct {
 	lo, hi   int64
 	top, set bool
 	w32, w64 bool // steps of 32-bit (add32/sub32) or 64-bit instructions were seen
+	shr      bool // the steps are right shifts (lo, hi: total shift count)
 }
 
 // blockDelta applies block b's writes of r to the change d.
@@ -496,10 +508,25 @@ func (c *checker) blockDelta(b int, r asm.Register, d delta) delta {
 			continue
 		}
 		switch op := bytecode.RawOpcode(ins); op {
+		case 0x77: // rsh64 imm: a halving counter, if nothing else moves it
+			if d.w32 || d.w64 || ins.Constant&63 == 0 {
+				d.top = true
+				continue
+			}
+			d.shr = true
+			d.lo, d.hi = d.lo+ins.Constant&63, d.hi+ins.Constant&63
 		case 0x07, 0x04: // add64, add32 imm
+			if d.shr {
+				d.top = true
+				continue
+			}
 			d.lo, d.hi = d.lo+ins.Constant, d.hi+ins.Constant
 			d.w64, d.w32 = d.w64 || op == 0x07, d.w32 || op == 0x04
 		case 0x17, 0x14: // sub64, sub32 imm
+			if d.shr {
+				d.top = true
+				continue
+			}
 			d.lo, d.hi = d.lo-ins.Constant, d.hi-ins.Constant
 			d.w64, d.w32 = d.w64 || op == 0x17, d.w32 || op == 0x14
 		default:
