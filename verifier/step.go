@@ -552,7 +552,7 @@ func (c *checker) helperCall(st *state, slot int, ins *asm.Instruction, op byte)
 		}
 		kind := spec.Args[i]
 		switch {
-		case kind == ArgScalar || kind == bytecode.ArgSize:
+		case kind == bytecode.ArgScalar || kind == bytecode.ArgSize:
 			if v.kind != kScalar {
 				return c.fail(slot, CodeHelperArg, st, []asm.Register{r}, "%s: argument %s (r%d) must be a number, not a %s", spec.Signature(), spec.ArgNames[i], r, v.kind)
 			}
@@ -569,9 +569,6 @@ func (c *checker) helperCall(st *state, slot int, ins *asm.Instruction, op byte)
 	}
 	return nil
 }
-
-// ArgScalar is bytecode.ArgScalar, short for the switch above.
-const ArgScalar = bytecode.ArgScalar
 
 // helperMem checks memory argument i, whose length is argument j.
 func (c *checker) helperMem(st *state, slot int, spec bytecode.HelperSpec, i, j int) *Error {
