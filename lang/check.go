@@ -476,7 +476,7 @@ func (c *checker) body(fc *funcCtx, params []*Var, body *BlockStmt) {
 
 	wantsReturn := (fc.fn != nil && fc.fn.Result != nil) || (fc.handler != nil && len(fc.handler.Results) > 0)
 	if wantsReturn && !c.isTerminating(body) {
-		c.errorf(body.Rbrace, "missing return at the end of %s", fc.name)
+		c.errorf(body.Rbrace, "missing return at the end of %s: the last statement must be return, fail or forward", fc.name)
 	}
 	if fc.stackBytes > stackSize {
 		pos := Pos{}
