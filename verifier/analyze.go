@@ -398,8 +398,10 @@ func (c *checker) pointerBranch(st *state, slot int, regs []asm.Register, jop as
 	endOf := map[kind]kind{kReq: kReqEnd, kReply: kReplyEnd}
 	pkt, end := a, b
 	swapped := false
+	pktReg := regs[0]
 	if b.kind.packetLike() && endOf[b.kind] == a.kind {
 		pkt, end, swapped = b, a, true
+		pktReg = regs[len(regs)-1]
 	}
 	if !(pkt.kind.packetLike() && endOf[pkt.kind] == end.kind) {
 		if !a.sameObject(b) && !(a.kind == endOf[b.kind] || b.kind == endOf[a.kind]) {
@@ -415,21 +417,28 @@ func (c *checker) pointerBranch(st *state, slot int, regs []asm.Register, jop as
 	fall, taken = st, st.clone()
 	switch op {
 	case asm.JGT, asm.JGE: // pkt > end: the fall-through has pkt <= end
-		markSafe(fall, pkt)
+		markSafe(fall, pktReg, pkt)
 	case asm.JLT, asm.JLE: // pkt < end: the taken edge
-		markSafe(taken, pkt)
+		markSafe(taken, pktReg, pkt)
 	}
 	return fall, taken, nil
 }
 
-// markSafe records that every pointer with pkt's identity has pkt.fixed
-// bytes in bounds, in registers and spills.
-func markSafe(st *state, pkt value) {
+// markSafe records that pointer pkt, held in register reg, has pkt.fixed
+// bytes in bounds: so does every value of the same identity, unless pkt
+// is solo (its identity may be shared with other variable parts), when
+// only reg learns it.
+func markSafe(st *state, reg asm.Register, pkt value) {
 	if pkt.fixed <= 0 {
 		return
 	}
+	if pkt.solo {
+		v := &st.regs[reg]
+		v.rng = max(v.rng, pkt.fixed)
+		return
+	}
 	upd := func(v *value) {
-		if v.kind == pkt.kind && v.id == pkt.id {
+		if v.kind == pkt.kind && v.id == pkt.id && !v.solo {
 			v.rng = max(v.rng, pkt.fixed)
 		}
 	}
@@ -439,6 +448,9 @@ func markSafe(st *state, pkt value) {
 	for _, f := range st.frames {
 		for i := range f.spills {
 			upd(&f.spills[i])
+		}
+		for i := range f.saved {
+			upd(&f.saved[i])
 		}
 	}
 }

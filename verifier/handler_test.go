@@ -141,10 +141,96 @@ mov %r4, 8
 mov %r1, 2
 mov %r2, 7
 call 6
-exit`, CodePointerLeak, "leave the sandbox"},
+exit`, CodePointerLeak, "would expose"},
 		{"scalar argument given a pointer", "mov %r2, 1\ncall 7\nexit", CodeHelperArg, "must be a number"},
 		{"args are clobbered by a call", "call 3\nmov %r0, %r1\nexit", CodeUninitReg, "r1"},
 		{"unknown helper", "call 99\nexit", CodeUnknownHelper, "helpers are 1.."},
+		{"merged pointers do not share what a comparison proves", `
+ldxdw %r2, [%r1+0]
+ldxdw %r3, [%r1+8]
+ldxdw %r6, [%r1+40]
+mov %r4, %r2
+mov %r5, %r2
+add %r5, 64
+jeq %r6, 0, m
+mov %r4, %r2
+add %r4, 64
+mov %r5, %r2
+m:
+mov %r7, %r4
+add %r7, 8
+jgt %r7, %r3, out
+ldxdw %r0, [%r5]
+exit
+out:
+mov %r0, -1
+exit`, CodeOutOfBounds, "pkt"},
+		{"an identity made twice by one instruction is not shared", `
+ldxdw %r6, [%r1+0]
+ldxdw %r9, [%r1+8]
+ldxdw %r8, [%r1+40]
+mov %r1, %r6
+mov %r2, %r8
+and %r2, 1
+add %r2, 4000
+call local f
+mov %r7, %r0
+mov %r1, %r6
+mov %r2, %r8
+and %r2, 1
+call local f
+add %r0, 8
+jgt %r0, %r9, out
+ldxdw %r0, [%r7]
+exit
+out:
+mov %r0, -1
+exit
+f:
+add %r1, %r2
+mov %r0, %r1
+exit`, CodeOutOfBounds, "pkt"},
+		{"a variable-offset pointer checked through a copy", `
+ldxdw %r2, [%r1+0]
+ldxdw %r3, [%r1+8]
+ldxdw %r6, [%r1+40]
+and %r6, 15
+mov %r4, %r2
+add %r4, %r6
+mov %r7, %r4
+add %r7, 8
+jgt %r7, %r3, out
+ldxdw %r0, [%r4]
+exit
+out:
+mov %r0, -1
+exit`, "", ""},
+		{"copy onto itself does not launder a spilled pointer", `
+stxdw [%r10-8], %r10
+mov %r1, %r10
+add %r1, -8
+mov %r2, %r10
+add %r2, -8
+mov %r3, 8
+call 2
+ldxdw %r0, [%r10-8]
+exit`, CodePointerLeak, "src"},
+		{"hash of a spilled pointer's byte", `
+stxdw [%r10-8], %r10
+mov %r1, %r10
+add %r1, -7
+mov %r2, 1
+call 1
+exit`, CodePointerLeak, "hash"},
+		{"copy onto itself does not launder uninitialised bytes", `
+mov %r1, %r10
+add %r1, -8
+mov %r2, %r10
+add %r2, -8
+mov %r3, 8
+call 2
+ldxdw %r0, [%r10-8]
+exit`, CodeUninitStack, "src"},
 		{"copy into the reply", `
 ldxdw %r6, [%r1+16]
 ldxdw %r3, [%r1+24]

@@ -425,6 +425,7 @@ func visitsFor(a, b uint64, dmin, dmax int64, top uint64) (uint64, bool) {
 // by anything but adding or subtracting a constant (64-bit), or the
 // change is not bounded.
 func (c *checker) stepOf(l *loop, r asm.Register) (dmin, dmax int64, w32, shr bool, ok bool) {
+	var w64 bool
 	in := map[int]delta{l.head: {set: true}}
 	out := map[int]delta{}
 	blocks := make([]int, 0, len(l.body))
@@ -479,7 +480,12 @@ func (c *checker) stepOf(l *loop, r asm.Register) (dmin, dmax int64, w32, shr bo
 				} else {
 					dmin, dmax = min(dmin, d.lo), max(dmax, d.hi)
 				}
-				w32, shr = w32 || d.w32, shr || d.shr
+				w32, w64, shr = w32 || d.w32, w64 || d.w64, shr || d.shr
+			}
+			// Every way around must move the counter the same way: adds of
+			// one width, or shifts.
+			if (w32 && w64) || (shr && (w32 || w64)) {
+				return 0, 0, false, false, false
 			}
 			return dmin, dmax, w32, shr, !first
 		}

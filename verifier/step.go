@@ -240,7 +240,11 @@ func (c *checker) offset(st *state, slot int, regs []asm.Register, p, s value, s
 		}
 		p.off = scalar.ALU(scalar.Add, true, p.off, s.off)
 		p.id = int32(slot + 1)
-		p.rng = 0
+		p.rng, p.solo = 0, false
+		// Values that still carry this identity come from an earlier run
+		// of this instruction (a loop, another call): their variable part
+		// differs, so they must not share what a comparison proves.
+		demote(st, p.kind, p.id)
 		return p, nil
 	}
 	op := scalar.Add
@@ -249,6 +253,26 @@ func (c *checker) offset(st *state, slot int, regs []asm.Register, p, s value, s
 	}
 	p.off = scalar.ALU(op, true, p.off, s.off)
 	return p, nil
+}
+
+// demote makes every holder of packet identity id solo.
+func demote(st *state, k kind, id int32) {
+	upd := func(v *value) {
+		if v.kind == k && v.id == id {
+			v.solo = true
+		}
+	}
+	for i := range st.regs {
+		upd(&st.regs[i])
+	}
+	for _, f := range st.frames {
+		for i := range f.spills {
+			upd(&f.spills[i])
+		}
+		for i := range f.saved {
+			upd(&f.saved[i])
+		}
+	}
 }
 
 func (c *checker) lddw(st *state, slot int, ins *asm.Instruction) *Error {
@@ -558,7 +582,15 @@ func (c *checker) helperCall(st *state, slot int, ins *asm.Instruction, op byte)
 			}
 		case kind.IsMem():
 			j, _ := spec.SizeArg(i)
-			if err := c.helperMem(st, slot, spec, i, j); err != nil {
+			if err := c.helperMem(st, slot, spec, i, j, false); err != nil {
+				return err
+			}
+		}
+	}
+	for i := 0; i < spec.NumArgs(); i++ {
+		if spec.Args[i] == bytecode.ArgMemWritable {
+			j, _ := spec.SizeArg(i)
+			if err := c.helperMem(st, slot, spec, i, j, true); err != nil {
 				return err
 			}
 		}
@@ -570,8 +602,11 @@ func (c *checker) helperCall(st *state, slot int, ins *asm.Instruction, op byte)
 	return nil
 }
 
-// helperMem checks memory argument i, whose length is argument j.
-func (c *checker) helperMem(st *state, slot int, spec bytecode.HelperSpec, i, j int) *Error {
+// helperMem checks memory argument i, whose length is argument j, against
+// the state before the call; with apply it records the helper's writes.
+// Every argument is checked before any write is applied, so one argument's
+// write cannot launder what another reads (copy with dst == src).
+func (c *checker) helperMem(st *state, slot int, spec bytecode.HelperSpec, i, j int, apply bool) *Error {
 	r, rl := asm.Register(i+1), asm.Register(j+1)
 	regs := []asm.Register{r, rl}
 	n := st.regs[rl]
@@ -586,6 +621,9 @@ func (c *checker) helperMem(st *state, slot int, spec bytecode.HelperSpec, i, j 
 		return nil
 	}
 	write := spec.Args[i] == bytecode.ArgMemWritable
+	if apply && !write {
+		return nil
+	}
 	a, err := c.check(st, slot, r, 0, size, write, false)
 	if err != nil {
 		err.Code = CodeHelperArg
@@ -596,6 +634,9 @@ func (c *checker) helperMem(st *state, slot int, spec bytecode.HelperSpec, i, j 
 	case kStack:
 		f := st.frames[a.ptr.frame]
 		if write {
+			if !apply {
+				return nil
+			}
 			// The helper writes n bytes: at least Umin of them from lo when
 			// the offset is known; anything else in range may change.
 			done := a.lo
@@ -612,13 +653,17 @@ func (c *checker) helperMem(st *state, slot int, spec bytecode.HelperSpec, i, j 
 			switch x := f.bytes[b+stackSize]; {
 			case x == bUninit:
 				return c.fail(slot, CodeUninitStack, st, regs, "%s: argument %s reads fp%d, which was never written", spec.Signature(), spec.ArgNames[i], b)
-			case spec.Args[i] == bytecode.ArgMemNoPointers && (x == bTaint || (x == bSpill && f.spills[(b+stackSize)/8].kind.isPointer())):
-				return c.fail(slot, CodePointerLeak, st, regs, "%s: argument %s includes a spilled pointer at fp%d, and these bytes leave the sandbox", spec.Signature(), spec.ArgNames[i], b)
+			case x == bTaint || (x == bSpill && f.spills[(b+stackSize)/8].kind.isPointer()):
+				// Every helper that reads memory turns it into something the
+				// program sees or sends (a hash, a copy, a message).
+				return c.fail(slot, CodePointerLeak, st, regs, "%s: argument %s includes a spilled pointer at fp%d, whose bits the helper would expose", spec.Signature(), spec.ArgNames[i], b)
 			}
 		}
 	case kRegion:
 		if write {
-			c.regionsWritten[a.ptr.region] = true
+			if apply {
+				c.regionsWritten[a.ptr.region] = true
+			}
 		} else {
 			c.regionsRead[a.ptr.region] = true
 		}

@@ -49,8 +49,13 @@ type value struct {
 	rng    int64
 	id     int32
 	region int16
-	frame  int8
-	kind   kind
+	// solo marks a packet pointer whose identity may be shared with values
+	// of a different variable offset (folded at a merge, or left over from
+	// an earlier run of the instruction that made the identity): a
+	// comparison proves bytes for it alone, never for other holders of id.
+	solo  bool
+	frame int8
+	kind  kind
 }
 
 func scalarValue(v scalar.Value) value { return value{kind: kScalar, off: v} }
@@ -83,6 +88,9 @@ func (v value) String() string {
 		s := fmt.Sprintf("%s(off=%d", v.kind, v.fixed)
 		if v.id != 0 {
 			s += fmt.Sprintf(",id=%d,var=%s", v.id, v.off)
+			if v.solo {
+				s += ",solo"
+			}
 		}
 		return s + fmt.Sprintf(",r=%d)", v.rng)
 	}
@@ -117,6 +125,7 @@ func (v value) join(w value, merge int32) value {
 			out := v
 			out.off = v.off.Join(w.off)
 			out.rng = min(v.rng, w.rng)
+			out.solo = v.solo || w.solo
 			return out
 		}
 		// Different constant parts or identities: fold the constant parts
@@ -125,7 +134,7 @@ func (v value) join(w value, merge int32) value {
 		// states at a loop head finite.
 		a := scalar.ALU(scalar.Add, true, v.off, scalar.Const(uint64(v.fixed)))
 		b := scalar.ALU(scalar.Add, true, w.off, scalar.Const(uint64(w.fixed)))
-		return value{kind: v.kind, off: a.Join(b), id: -merge}
+		return value{kind: v.kind, off: a.Join(b), id: -merge, solo: true}
 	}
 	out := v
 	out.off = v.off.Join(w.off)
@@ -143,5 +152,5 @@ func (v value) widen(next value, merge int32, thresholds []uint64) value {
 
 func (v value) equal(w value) bool {
 	return v.kind == w.kind && v.frame == w.frame && v.region == w.region && v.id == w.id &&
-		v.fixed == w.fixed && v.rng == w.rng && v.off.Equal(w.off)
+		v.fixed == w.fixed && v.rng == w.rng && v.solo == w.solo && v.off.Equal(w.off)
 }
