@@ -403,6 +403,11 @@ func (c *checker) loopVisits(ctx int, l *loop) (uint64, *Error) {
 // conditions below hold; then each visit sees a strictly larger (smaller)
 // counter than the last.
 func visitsFor(a, b uint64, dmin, dmax int64, top uint64) (uint64, bool) {
+	// A step as large as the modulus is no step at all (2^32 is 0 for a
+	// 32-bit counter): refuse it before the arithmetic below can wrap.
+	if dmax > 0 && uint64(dmax) > top || dmin < 0 && uint64(-dmin) > top {
+		return 0, false
+	}
 	if dmin > 0 {
 		// Increasing: a wrapped value is below dmax; it is outside [a, b]
 		// if a >= dmax, and a wrap is impossible if b+dmax fits.
