@@ -19,11 +19,20 @@
 // mapped. Writable segments start 8-byte aligned on the host, so that
 // atomics are real host atomics.
 //
+// Machine.Invoke runs a handler under the handler ABI (spec/abi.md): it
+// builds the context, maps the request read-only, the zeroed reply buffer
+// and the regions, runs the handler's entry and classifies r0 into a
+// Result (reply, error code, forwarded). ABIHelpers is the ABI's helper
+// table over an Env, the node's clock, random source, log and network;
+// LocalEnv is an Env for tools and tests. RunRaw is the other calling
+// convention, the conformance suite's.
+//
 // Faults (out-of-bounds access, write to read-only memory, misaligned atomic,
-// budget exhausted, call depth, unknown helper) are *Fault errors that match
-// the Err* sentinels with errors.Is; a run that cannot start (bad entry
-// point, too many arguments, memory that cannot be mapped, an unmapped region
-// in unchecked mode) returns a plain error instead. The package never lets a
+// budget exhausted, call depth, unknown helper, a return value the handler
+// ABI forbids) are *Fault errors that match the Err* sentinels with
+// errors.Is; a run that cannot start (bad entry point, too many arguments,
+// memory that cannot be mapped, an unmapped region in unchecked mode)
+// returns a plain error instead. The package never lets a
 // Go panic escape a checked run. spec/vm.md is the contract.
 //
 // The VM sees bytecode only: it knows nothing of the language, the compiler

@@ -15,6 +15,7 @@ var (
 	ErrHelper      = errors.New("helper call failed")
 	ErrFellOff     = errors.New("execution fell off the end of the program")
 	ErrInternal    = errors.New("internal interpreter error")
+	ErrReturn      = errors.New("bad handler return value")
 )
 
 // FaultKind classifies a fault.
@@ -29,6 +30,9 @@ const (
 	FaultHelper
 	FaultFellOff
 	FaultInternal
+	// FaultReturn: a handler ended with an r0 the ABI does not allow
+	// (Machine.Invoke); the fault's PC is the exit.
+	FaultReturn
 )
 
 var faultSentinels = [...]error{
@@ -40,6 +44,7 @@ var faultSentinels = [...]error{
 	FaultHelper:      ErrHelper,
 	FaultFellOff:     ErrFellOff,
 	FaultInternal:    ErrInternal,
+	FaultReturn:      ErrReturn,
 }
 
 func (k FaultKind) sentinel() error {
@@ -59,7 +64,7 @@ type Fault struct {
 	Addr uint64 // address of a memory fault
 	Size int    // access size in bytes of a memory fault
 	Op   string // "load", "store" or "atomic" for memory faults
-	Err  error  // cause of a helper or internal fault
+	Err  error  // cause of a helper, internal or return fault
 	// Where describes Addr for a reader, e.g. "request+16 (length 12)".
 	Where string
 }
@@ -68,7 +73,7 @@ func (f *Fault) Error() string {
 	switch f.Kind {
 	case FaultOutOfBounds, FaultReadOnly, FaultMisaligned:
 		return fmt.Sprintf("insn %d: %s: %d-byte %s at %#x (%s)", f.PC, f.Kind, f.Size, f.Op, f.Addr, f.Where)
-	case FaultHelper, FaultInternal:
+	case FaultHelper, FaultInternal, FaultReturn:
 		if f.Err != nil {
 			return fmt.Sprintf("insn %d: %s: %v", f.PC, f.Kind, f.Err)
 		}
@@ -79,7 +84,7 @@ func (f *Fault) Error() string {
 // Is reports whether target is the sentinel for f's kind.
 func (f *Fault) Is(target error) bool { return target == f.Kind.sentinel() }
 
-// Unwrap returns the cause of a helper fault.
+// Unwrap returns the cause of a helper, internal or return fault.
 func (f *Fault) Unwrap() error { return f.Err }
 
 type errNoHelpers uint32

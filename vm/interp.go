@@ -572,7 +572,7 @@ func (m *Machine) run(p *Program, pc int, regs *[11]uint64) (uint64, error) {
 					return 0, m.fault(n, FaultBudget, pc-1)
 				}
 				if m.depth == 0 {
-					m.steps = n
+					m.steps, m.exit = n, pc-1
 					return r[0], nil
 				}
 				m.depth--

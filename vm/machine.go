@@ -3,6 +3,8 @@ package vm
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/naam-project/naam/bytecode"
 )
 
 // DefaultBudget is the instruction budget of a run when Options.Budget is 0.
@@ -63,6 +65,14 @@ type Machine struct {
 	pc     int    // slot being executed, for helper faults
 	depth  int    // call depth of the current run
 	steps  uint64 // instructions executed by the last run
+	exit   int    // slot of the exit that ended the last successful run
+	// ctx is the handler context Invoke maps as SegContext (uint64s, so
+	// that it is 8-byte aligned like every segment the machine owns).
+	ctx [bytecode.CtxSize / 8]uint64
+	// forwarded and forward are the forward helper's per-run state: whether
+	// this run forwarded its request, and where. RunAt clears forwarded.
+	forwarded bool
+	forward   Forward
 	// aligned is RunRaw's copy of memory whose base is not 8-byte aligned,
 	// kept so that such runs do not allocate each time.
 	aligned []uint64
@@ -138,6 +148,7 @@ func (m *Machine) Run(p *Program, args ...uint64) (uint64, error) {
 // mapped.
 func (m *Machine) RunAt(p *Program, entry int, args ...uint64) (r0 uint64, err error) {
 	m.pc = entry // what a recovered panic reports, not the last run's slot
+	m.forwarded = false
 	if entry < 0 || entry >= p.slots || p.code[entry].op == opInvalid {
 		return 0, fmt.Errorf("vm: entry point %d is not an instruction of a %d-slot program", entry, p.slots)
 	}
