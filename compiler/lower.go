@@ -1,0 +1,793 @@
+package compiler
+
+import (
+	"fmt"
+	"go/constant"
+	"go/token"
+	"math"
+
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/lang"
+)
+
+// stackSize is the bytes of stack a frame has (bytecode.StackSize).
+const stackSize = bytecode.StackSize
+
+// rootKind says which memory a place is in.
+type rootKind uint8
+
+const (
+	rootStack rootKind = iota
+	rootRequest
+	rootReply
+	rootRegion
+)
+
+// place is a location the program can read or write: a scalar local kept
+// in a register, or bytes at base+off. A region place whose address has
+// not been loaded yet has base noReg and names the region.
+type place struct {
+	typ    lang.Type
+	inReg  bool
+	reg    vreg
+	base   vreg
+	region int
+	off    int64
+	root   rootKind
+	// varOff: base includes a run-time offset, so a request or reply
+	// access needs its own check against the end (the verifier proves
+	// packet bytes per pointer, as for XDP).
+	varOff bool
+}
+
+// local is where a variable lives: a register, a stack slot, or, for a
+// reference, the place it refers to.
+type local struct {
+	reg   vreg
+	mem   bool
+	fpOff int64 // mem: offset from fp (negative)
+	ref   *place
+}
+
+type loopCtx struct{ brk, cont int }
+
+type inlineCtx struct {
+	result vreg
+	end    int
+}
+
+// builder lowers one handler, with every fn it calls inlined, to IR.
+type builder struct {
+	cu   *compilation
+	h    *lang.Handler
+	code []insn
+
+	nreg   vreg
+	nlabel int
+	live   bool
+	refd   map[int]bool
+	pos    lang.Pos
+	depth  int
+
+	vars      map[*lang.Var]*local
+	stackTop  int64 // bytes of stack the live locals use
+	stackMax  int64
+	ctx       vreg
+	data      vreg
+	dataEnd   vreg
+	reply     vreg
+	replyEnd  vreg
+	pinned    map[vreg]bool // loop counters: the verifier needs them in registers
+	fails     map[int64]int // error code → label of its exit stub
+	failOrder []int64
+	loops     []loopCtx
+	inl       []*inlineCtx
+}
+
+func (b *builder) newReg() vreg {
+	b.nreg++
+	return b.nreg
+}
+
+func (b *builder) newLabel() int {
+	b.nlabel++
+	return b.nlabel
+}
+
+// emit appends in unless the current point cannot be reached (code after
+// return, fail, break or continue is dropped, which is all the dead code
+// removal the verifier needs: it rejects unreachable instructions).
+func (b *builder) emit(in insn) {
+	if !b.live {
+		return
+	}
+	in.pos, in.depth = b.pos, b.depth
+	switch in.op {
+	case irJump, irJa:
+		b.refd[in.label] = true
+	}
+	b.code = append(b.code, in)
+	if in.op == irJa || in.op == irExit {
+		b.live = false
+	}
+}
+
+// label places label l; code after it is reachable if anything jumps to
+// it or the code before falls through.
+func (b *builder) label(l int) {
+	if !b.live && !b.refd[l] {
+		return
+	}
+	b.code = append(b.code, insn{op: irLabel, label: l, pos: b.pos, depth: b.depth})
+	b.live = true
+}
+
+func (b *builder) errorf(pos lang.Pos, format string, args ...any) {
+	b.cu.errs.Add(pos, fmt.Sprintf(format, args...))
+}
+
+func (b *builder) mov(dst vreg, a operand) { b.emit(insn{op: irMov, dst: dst, a: a}) }
+
+func (b *builder) alu(op asm.ALUOp, dst vreg, a operand, w32 bool) {
+	b.emit(insn{op: irALU, alu: op, dst: dst, a: a, w32: w32})
+}
+
+func (b *builder) jump(op asm.JumpOp, x vreg, y operand, l int) {
+	b.emit(insn{op: irJump, jop: op, dst: x, a: y, label: l})
+}
+
+func (b *builder) ja(l int) { b.emit(insn{op: irJa, label: l}) }
+
+// copyReg returns a fresh register holding a.
+func (b *builder) copyReg(a operand) vreg {
+	t := b.newReg()
+	b.mov(t, a)
+	return t
+}
+
+// reg returns a register holding a: a itself if it is one.
+func (b *builder) reg(a operand) vreg {
+	if !a.isImm() {
+		return a.reg
+	}
+	return b.copyReg(a)
+}
+
+// small returns a as an operand usable as a 32-bit immediate, or in a
+// register.
+func (b *builder) small(a operand) operand {
+	if a.isImm() && !fitsImm32(a.imm) {
+		return regOp(b.copyReg(a))
+	}
+	return a
+}
+
+// failLabel returns the label of the stub that fails the request with code.
+func (b *builder) failLabel(code int64) int {
+	if l, ok := b.fails[code]; ok {
+		return l
+	}
+	l := b.newLabel()
+	b.fails[code] = l
+	b.failOrder = append(b.failOrder, code)
+	return l
+}
+
+func (b *builder) fail(code int64) { b.emit(insn{op: irExit, a: immOp(-code)}) }
+
+// ---- Stack ----
+
+// alloc reserves size bytes of stack, 8-aligned, and returns their offset
+// from fp.
+func (b *builder) alloc(size int64) int64 {
+	b.stackTop += (size + 7) &^ 7
+	b.stackMax = max(b.stackMax, b.stackTop)
+	return -b.stackTop
+}
+
+// ---- Handlers ----
+
+func (b *builder) handler() {
+	h := b.h
+	b.live = true
+	b.pos = h.Decl.Pos()
+	b.ctx = b.newReg()
+	b.emit(insn{op: irEntry, dst: b.ctx})
+	b.data, b.dataEnd = b.newReg(), b.newReg()
+	b.emit(insn{op: irLoad, dst: b.data, base: b.ctx, off: bytecode.CtxData, size: asm.DWord})
+	b.emit(insn{op: irLoad, dst: b.dataEnd, base: b.ctx, off: bytecode.CtxDataEnd, size: asm.DWord})
+	if h.Args.Size > 0 {
+		t := b.copyReg(regOp(b.data))
+		b.alu(asm.Add, t, immOp(h.Args.Size), false)
+		b.jump(asm.JGT, t, regOp(b.dataEnd), b.failLabel(lang.FailShortRequest))
+	}
+	b.reply, b.replyEnd = b.newReg(), b.newReg()
+	b.emit(insn{op: irLoad, dst: b.reply, base: b.ctx, off: bytecode.CtxReply, size: asm.DWord})
+	b.emit(insn{op: irLoad, dst: b.replyEnd, base: b.ctx, off: bytecode.CtxReplyEnd, size: asm.DWord})
+	if h.Reply.Size > 0 {
+		t := b.copyReg(regOp(b.reply))
+		b.alu(asm.Add, t, immOp(h.Reply.Size), false)
+		b.jump(asm.JGT, t, regOp(b.replyEnd), b.failLabel(lang.FailShortReply))
+	}
+	b.block(h.Decl.Body)
+	if b.live {
+		b.pos = h.Decl.Body.Rbrace
+		b.emit(insn{op: irExit, a: immOp(h.Reply.Size)})
+	}
+	for _, code := range b.failOrder {
+		b.label(b.fails[code])
+		b.fail(code)
+	}
+}
+
+// ---- Statements ----
+
+func (b *builder) block(s *lang.BlockStmt) {
+	top := b.stackTop
+	for _, st := range s.List {
+		if !b.live {
+			break
+		}
+		b.stmt(st)
+	}
+	b.stackTop = top
+}
+
+func (b *builder) stmt(s lang.Stmt) {
+	b.pos = s.Pos()
+	switch s := s.(type) {
+	case *lang.BlockStmt:
+		b.block(s)
+	case *lang.LetStmt:
+		b.let(s)
+	case *lang.AssignStmt:
+		b.assign(s)
+	case *lang.ExprStmt:
+		call, ok := s.X.(*lang.CallExpr)
+		if !ok {
+			b.errorf(s.Pos(), "internal error: expression statement is not a call")
+			return
+		}
+		b.call(call)
+	case *lang.IfStmt:
+		b.ifStmt(s)
+	case *lang.ForStmt:
+		b.forStmt(s)
+	case *lang.BranchStmt:
+		l := b.loops[len(b.loops)-1]
+		if s.Tok == lang.BREAK {
+			b.ja(l.brk)
+		} else {
+			b.ja(l.cont)
+		}
+	case *lang.ReturnStmt:
+		b.ret(s)
+	case *lang.FailStmt:
+		code, _ := constant.Int64Val(b.cu.info.Types[s.Code].Value)
+		b.fail(code)
+	default:
+		b.errorf(s.Pos(), "internal error: unexpected statement %T", s)
+	}
+}
+
+func (b *builder) let(s *lang.LetStmt) {
+	v := b.cu.info.Defs[s.Name].(*lang.Var)
+	t := v.Type()
+	if _, ok := t.(*lang.Ref); ok {
+		p := b.refPlace(s.Value)
+		b.vars[v] = &local{ref: &p}
+		return
+	}
+	if isScalar(t) && !b.cu.addrTaken[v] {
+		r := b.newReg()
+		if s.Value != nil {
+			b.mov(r, b.expr(s.Value))
+		} else {
+			b.mov(r, immOp(0))
+		}
+		b.vars[v] = &local{reg: r}
+		return
+	}
+	size := lang.Sizeof(t)
+	off := b.alloc(size)
+	loc := &local{mem: true, fpOff: off}
+	dst := place{typ: t, base: fp, off: off, root: rootStack}
+	switch {
+	case s.Value == nil:
+		b.zero(dst, (size+7)&^7)
+	case isScalar(t):
+		b.store(dst, b.expr(s.Value))
+	default:
+		b.copyPlace(dst, b.valuePlace(s.Value), size)
+	}
+	b.vars[v] = loc
+}
+
+// zero writes n zero bytes (a multiple of 8) at the stack place p.
+func (b *builder) zero(p place, n int64) {
+	for i := int64(0); i < n; i += 8 {
+		b.emit(insn{op: irStore, base: fp, off: p.off + i, size: asm.DWord, a: immOp(0)})
+	}
+}
+
+func (b *builder) assign(s *lang.AssignStmt) {
+	p := b.place(s.Lhs)
+	t := p.typ
+	if s.Tok == lang.ASSIGN {
+		if isScalar(t) {
+			b.store(p, b.expr(s.Rhs))
+		} else {
+			b.copyPlace(p, b.valuePlace(s.Rhs), lang.Sizeof(t))
+		}
+		return
+	}
+	op := lang.ADD + (s.Tok - lang.ADD_ASSIGN)
+	x := b.copyReg(b.load(p))
+	y := b.expr(s.Rhs)
+	b.binop(op, x, y, t)
+	b.store(p, regOp(x))
+}
+
+func (b *builder) ifStmt(s *lang.IfStmt) {
+	if v := b.cu.info.Types[s.Cond].Value; v != nil {
+		if constant.BoolVal(v) {
+			b.block(s.Then)
+		} else if s.Else != nil {
+			b.stmt(s.Else)
+		}
+		return
+	}
+	elseL := b.newLabel()
+	b.condJump(s.Cond, elseL, false)
+	b.block(s.Then)
+	if s.Else == nil {
+		b.label(elseL)
+		return
+	}
+	endL := b.newLabel()
+	b.ja(endL)
+	b.label(elseL)
+	b.stmt(s.Else)
+	b.label(endL)
+}
+
+func (b *builder) forStmt(s *lang.ForStmt) {
+	v := b.cu.info.Defs[s.Var].(*lang.Var)
+	t := v.Type()
+	signed := isSigned(t)
+	lt := asm.JLT
+	if signed {
+		lt = asm.JSLT
+	}
+	exitL, headL, latchL := b.newLabel(), b.newLabel(), b.newLabel()
+	top := b.stackTop
+	defer func() { b.stackTop = top }()
+
+	// The verifier bounds the loop by counter, which only the latch's
+	// add changes; the loop variable is counter + lo.
+	counter := b.newReg()
+	b.pinned[counter] = true
+	var limit operand
+	lo := immOp(0)
+	loV, hiV := b.cu.info.Types[s.Low].Value, b.cu.info.Types[s.High].Value
+	if s.Max == nil && loV != nil && hiV != nil {
+		if constant.Compare(loV, token.GEQ, hiV) {
+			return // no iterations
+		}
+		l, h := constInt(loV), constInt(hiV)
+		if constant.Sign(loV) < 0 {
+			// Count from 0 so that the counter's range is one interval.
+			b.mov(counter, immOp(0))
+			lo, limit, lt = immOp(l), immOp(h-l), asm.JLT
+		} else {
+			b.mov(counter, immOp(l))
+			limit = immOp(h)
+		}
+		limit = b.small(limit)
+	} else {
+		// for i in lo..hi max N: skip if hi <= lo, fail if hi - lo > N,
+		// then count 0 .. hi-lo-1.
+		lo = regOp(b.copyReg(b.expr(s.Low)))
+		hi := b.reg(b.expr(s.High))
+		le := asm.JLE
+		if signed {
+			le = asm.JSLE
+		}
+		b.jump(le, hi, lo, exitL)
+		n := b.copyReg(regOp(hi))
+		b.alu(asm.Sub, n, lo, false)
+		capV := constInt(b.cu.info.Types[s.Max].Value)
+		b.jump(asm.JGT, n, b.small(immOp(capV)), b.failLabel(lang.FailLoopCap))
+		b.mov(counter, immOp(0))
+		limit, lt = regOp(n), asm.JLT
+	}
+
+	b.label(headL)
+	b.depth++
+	b.pos = s.Pos()
+	iv := regOp(counter)
+	if !(lo.isImm() && lo.imm == 0) {
+		r := b.copyReg(iv)
+		b.alu(asm.Add, r, b.small(lo), false)
+		iv = regOp(r)
+	}
+	if b.cu.addrTaken[v] {
+		off := b.alloc(8)
+		b.vars[v] = &local{mem: true, fpOff: off}
+		b.store(place{typ: t, base: fp, off: off, root: rootStack}, iv)
+	} else {
+		b.vars[v] = &local{reg: iv.reg}
+	}
+	b.loops = append(b.loops, loopCtx{brk: exitL, cont: latchL})
+	b.block(s.Body)
+	b.loops = b.loops[:len(b.loops)-1]
+	b.label(latchL)
+	b.pos = s.Pos()
+	b.alu(asm.Add, counter, immOp(1), false)
+	b.jump(lt, counter, limit, headL)
+	b.depth--
+	b.label(exitL)
+}
+
+func (b *builder) ret(s *lang.ReturnStmt) {
+	if n := len(b.inl); n > 0 {
+		ic := b.inl[n-1]
+		if len(s.Results) > 0 {
+			b.mov(ic.result, b.expr(s.Results[0]))
+		}
+		b.ja(ic.end)
+		return
+	}
+	h := b.h
+	// Evaluate every scalar first: return a, b assigns the results only
+	// after both are computed.
+	vals := make([]operand, len(s.Results))
+	for i, e := range s.Results {
+		if isScalar(h.Results[i].Type()) {
+			vals[i] = b.expr(e)
+			if !vals[i].isImm() {
+				vals[i] = regOp(b.copyReg(vals[i]))
+			}
+		}
+	}
+	for i, e := range s.Results {
+		f := h.Reply.Fields[i]
+		dst := place{typ: f.Type, base: b.reply, off: f.Offset, root: rootReply}
+		if isScalar(f.Type) {
+			b.store(dst, vals[i])
+		} else {
+			b.copyPlace(dst, b.valuePlace(e), lang.Sizeof(f.Type))
+		}
+	}
+	b.emit(insn{op: irExit, a: immOp(h.Reply.Size)})
+}
+
+// ---- Places ----
+
+// place evaluates an expression that names memory (or a register local).
+func (b *builder) place(e lang.Expr) place {
+	switch e := e.(type) {
+	case *lang.ParenExpr:
+		return b.place(e.X)
+	case *lang.Ident:
+		switch obj := b.cu.info.Uses[e].(type) {
+		case *lang.Region:
+			return place{typ: obj.Type(), base: noReg, region: obj.Index, root: rootRegion}
+		case *lang.Var:
+			return b.varPlace(obj)
+		}
+	case *lang.IndexExpr:
+		p := b.placeOrRef(e.X)
+		arr := p.typ.(*lang.Array)
+		return b.index(p, arr, e.Index)
+	case *lang.SelectorExpr:
+		p := b.placeOrRef(e.X)
+		f := p.typ.(*lang.Struct).Field(e.Sel.Name)
+		p.typ, p.off = f.Type, p.off+f.Offset
+		return p
+	case *lang.UnaryExpr:
+		if e.Op == lang.MUL {
+			return b.refPlace(e.X)
+		}
+	}
+	b.errorf(e.Pos(), "internal error: %T is not a place", e)
+	return place{typ: lang.Typ[lang.U64], inReg: true, reg: b.copyReg(immOp(0))}
+}
+
+func (b *builder) varPlace(v *lang.Var) place {
+	switch v.Kind {
+	case lang.HandlerArg:
+		f := fieldOf(b.h.Args, v.Name())
+		return place{typ: v.Type(), base: b.data, off: f.Offset, root: rootRequest}
+	case lang.HandlerResult:
+		f := fieldOf(b.h.Reply, v.Name())
+		return place{typ: v.Type(), base: b.reply, off: f.Offset, root: rootReply}
+	}
+	loc := b.vars[v]
+	if loc == nil {
+		b.errorf(v.Pos(), "internal error: %s has no storage", v.Name())
+		loc = &local{reg: b.copyReg(immOp(0))}
+		b.vars[v] = loc
+	}
+	if loc.ref != nil {
+		// Only reached for a reference used as a whole value.
+		return *loc.ref
+	}
+	if loc.mem {
+		return place{typ: v.Type(), base: fp, off: loc.fpOff, root: rootStack}
+	}
+	return place{typ: v.Type(), inReg: true, reg: loc.reg}
+}
+
+func fieldOf(l lang.Layout, name string) *lang.StructField {
+	for _, f := range l.Fields {
+		if f.Name == name {
+			return f
+		}
+	}
+	return l.Fields[0]
+}
+
+// placeOrRef is the place e names, going through e if it is a reference.
+func (b *builder) placeOrRef(e lang.Expr) place {
+	if _, ok := b.cu.info.Types[e].Type.(*lang.Ref); ok {
+		return b.refPlace(e)
+	}
+	return b.place(e)
+}
+
+// refPlace is the place a reference-valued expression refers to: a
+// reference local or parameter, or &place.
+func (b *builder) refPlace(e lang.Expr) place {
+	switch e := e.(type) {
+	case *lang.ParenExpr:
+		return b.refPlace(e.X)
+	case *lang.UnaryExpr:
+		if e.Op == lang.AND {
+			return b.place(e.X)
+		}
+	case *lang.Ident:
+		if v, ok := b.cu.info.Uses[e].(*lang.Var); ok {
+			if loc := b.vars[v]; loc != nil && loc.ref != nil {
+				p := *loc.ref
+				p.typ = v.Type().(*lang.Ref).Elem
+				return p
+			}
+		}
+	}
+	b.errorf(e.Pos(), "internal error: %T is not a reference", e)
+	return place{typ: lang.Typ[lang.U64], inReg: true, reg: b.copyReg(immOp(0))}
+}
+
+// valuePlace is the place holding an aggregate value: a place expression,
+// or a dereferenced reference.
+func (b *builder) valuePlace(e lang.Expr) place { return b.placeOrRef(e) }
+
+// index is p[i] for the array p.
+func (b *builder) index(p place, arr *lang.Array, ie lang.Expr) place {
+	es := lang.Sizeof(arr.Elem)
+	i := b.expr(ie)
+	p.typ = arr.Elem
+	if i.isImm() {
+		p.off += i.imm * es
+		return p
+	}
+	n := b.small(immOp(arr.Len))
+	b.jump(asm.JGE, i.reg, n, b.failLabel(lang.FailIndexOutOfRange))
+	scaled := b.copyReg(i)
+	if es&(es-1) == 0 {
+		if sh := log2(es); sh > 0 {
+			b.alu(asm.LSh, scaled, immOp(sh), false)
+		}
+	} else {
+		b.alu(asm.Mul, scaled, b.small(immOp(es)), false)
+	}
+	var ptr vreg
+	switch {
+	case p.base == noReg: // a region
+		ptr = b.newReg()
+		b.emit(insn{op: irRegion, dst: ptr, idx: p.region, off: p.off})
+		p.off = 0
+	case p.base == fp:
+		ptr = b.copyReg(regOp(fp))
+		b.alu(asm.Add, ptr, immOp(p.off), false)
+		p.off = 0
+	default:
+		ptr = b.copyReg(regOp(p.base))
+	}
+	b.alu(asm.Add, ptr, regOp(scaled), false)
+	p.base, p.varOff = ptr, true
+	return p
+}
+
+func log2(n int64) int64 {
+	k := int64(0)
+	for n > 1 {
+		n >>= 1
+		k++
+	}
+	return k
+}
+
+// memRef returns a base register and a 16-bit offset through which size
+// bytes of p can be accessed, loading a region's address and checking a
+// variable request or reply offset against the end as needed.
+func (b *builder) memRef(p place, size int64) (vreg, int64) {
+	base, off := p.base, p.off
+	if base == noReg {
+		base = b.newReg()
+		b.emit(insn{op: irRegion, dst: base, idx: p.region, off: off})
+		return base, 0
+	}
+	if off < math.MinInt16 || off+size > math.MaxInt16 {
+		t := b.copyReg(regOp(base))
+		b.alu(asm.Add, t, b.small(immOp(off)), false)
+		base, off = t, 0
+	}
+	if p.varOff && (p.root == rootRequest || p.root == rootReply) {
+		end, code := b.dataEnd, int64(lang.FailShortRequest)
+		if p.root == rootReply {
+			end, code = b.replyEnd, lang.FailShortReply
+		}
+		t := b.copyReg(regOp(base))
+		b.alu(asm.Add, t, immOp(off+size), false)
+		b.jump(asm.JGT, t, regOp(end), b.failLabel(code))
+	}
+	return base, off
+}
+
+// addrOf returns a register holding the address of p (for helpers).
+func (b *builder) addrOf(p place) vreg {
+	switch {
+	case p.inReg:
+		b.errorf(b.pos, "internal error: address of a register local")
+		return b.copyReg(immOp(0))
+	case p.base == noReg:
+		t := b.newReg()
+		b.emit(insn{op: irRegion, dst: t, idx: p.region, off: p.off})
+		return t
+	}
+	size := lang.Sizeof(p.typ)
+	base, off := b.memRef(p, size)
+	if off == 0 && base != fp {
+		return base
+	}
+	t := b.copyReg(regOp(base))
+	if off != 0 {
+		b.alu(asm.Add, t, immOp(off), false)
+	}
+	return t
+}
+
+// load reads the scalar at p. A bool read from the request or a region
+// (bytes from outside) is normalised: any non-zero byte is true.
+func (b *builder) load(p place) operand {
+	v := b.loadRaw(p)
+	if isBool(p.typ) && (p.root == rootRequest || p.root == rootRegion) && !p.inReg {
+		skip := b.newLabel()
+		b.jump(asm.JEq, v.reg, immOp(0), skip)
+		b.mov(v.reg, immOp(1))
+		b.label(skip)
+	}
+	return v
+}
+
+func (b *builder) loadRaw(p place) operand {
+	if p.inReg {
+		return regOp(p.reg)
+	}
+	size := lang.Sizeof(p.typ)
+	base, off := b.memRef(p, size)
+	t := b.newReg()
+	b.emit(insn{op: irLoad, dst: t, base: base, off: off, size: sizeOf(size), signed: isSigned(p.typ) && size < 8})
+	return regOp(t)
+}
+
+func (b *builder) store(p place, v operand) {
+	if p.inReg {
+		b.mov(p.reg, v)
+		return
+	}
+	size := lang.Sizeof(p.typ)
+	v = b.small(v)
+	base, off := b.memRef(p, size)
+	if v.isImm() {
+		v.imm = truncImm(v.imm, size)
+	}
+	b.emit(insn{op: irStore, base: base, off: off, size: sizeOf(size), a: v})
+}
+
+// truncImm keeps the low size bytes of an immediate for a store, sign
+// extended from 32 bits as the instruction will.
+func truncImm(v, size int64) int64 {
+	switch size {
+	case 1:
+		return int64(int8(v))
+	case 2:
+		return int64(int16(v))
+	case 4:
+		return int64(int32(v))
+	}
+	return v
+}
+
+// copyPlace copies size bytes from src to dst, in 8-byte and smaller
+// pieces, or with the copy helper when the value is large.
+func (b *builder) copyPlace(dst, src place, size int64) {
+	if size > 128 {
+		d, s := b.addrOf(dst), b.addrOf(src)
+		b.emit(insn{op: irCall, helper: bytecode.HelperCopy, args: []operand{regOp(d), regOp(s), immOp(size)}})
+		return
+	}
+	dbase, doff := b.memRef(dst, size)
+	sbase, soff := b.memRef(src, size)
+	for i := int64(0); i < size; {
+		n := chunk(size - i)
+		t := b.newReg()
+		b.emit(insn{op: irLoad, dst: t, base: sbase, off: soff + i, size: sizeOf(n)})
+		b.emit(insn{op: irStore, base: dbase, off: doff + i, size: sizeOf(n), a: regOp(t)})
+		i += n
+	}
+}
+
+func chunk(left int64) int64 {
+	switch {
+	case left >= 8:
+		return 8
+	case left >= 4:
+		return 4
+	case left >= 2:
+		return 2
+	}
+	return 1
+}
+
+func sizeOf(n int64) asm.Size {
+	switch n {
+	case 1:
+		return asm.Byte
+	case 2:
+		return asm.Half
+	case 4:
+		return asm.Word
+	}
+	return asm.DWord
+}
+
+// ---- Types ----
+
+func basicKind(t lang.Type) lang.BasicKind {
+	if b, ok := t.(*lang.Basic); ok {
+		return b.Kind
+	}
+	return lang.Invalid
+}
+
+func isSigned(t lang.Type) bool {
+	k := basicKind(t)
+	return k >= lang.I8 && k <= lang.I64
+}
+
+func isBool(t lang.Type) bool { return basicKind(t) == lang.Bool }
+
+func isScalar(t lang.Type) bool {
+	k := basicKind(t)
+	return k >= lang.Bool && k <= lang.I64
+}
+
+// constInt is an integer or bool constant as the 64 bits a register holds.
+func constInt(v constant.Value) int64 {
+	if v.Kind() == constant.Bool {
+		if constant.BoolVal(v) {
+			return 1
+		}
+		return 0
+	}
+	if i, ok := constant.Int64Val(v); ok {
+		return i
+	}
+	u, _ := constant.Uint64Val(v)
+	return int64(u)
+}
