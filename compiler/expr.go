@@ -47,12 +47,12 @@ func (b *builder) unary(e *lang.UnaryExpr, t lang.Type) operand {
 	case lang.MUL:
 		return b.load(b.refPlace(e.X))
 	case lang.SUB:
-		x := b.copyReg(b.expr(e.X))
+		x := b.owned(b.expr(e.X))
 		b.emit(insn{op: irNeg, dst: x})
 		b.canon(x, t)
 		return regOp(x)
 	case lang.TILDE:
-		x := b.copyReg(b.expr(e.X))
+		x := b.owned(b.expr(e.X))
 		if basicKind(t) == lang.U32 {
 			b.alu(asm.Xor, x, immOp(-1), true)
 		} else {
@@ -72,7 +72,7 @@ func (b *builder) binary(e *lang.BinaryExpr, t lang.Type) operand {
 	case lang.EQL, lang.NEQ, lang.LSS, lang.LEQ, lang.GTR, lang.GEQ, lang.LAND, lang.LOR:
 		return b.boolValue(e)
 	}
-	x := b.copyReg(b.expr(e.X))
+	x := b.owned(b.expr(e.X))
 	y := b.expr(e.Y)
 	b.binop(e.Op, x, y, t)
 	return regOp(x)
@@ -100,6 +100,18 @@ func (b *builder) binop(op lang.Token, x vreg, y operand, t lang.Type) {
 			y.imm = int64(int32(uint32(y.imm)))
 		}
 		return b.small(y)
+	}
+	// Unsigned division and multiplication by a power of two are shifts
+	// and masks.
+	if y.isImm() && y.imm > 0 && y.imm&(y.imm-1) == 0 && (!signed || op == lang.MUL) {
+		switch op {
+		case lang.MUL:
+			op, y = lang.SHL, immOp(log2(y.imm))
+		case lang.QUO:
+			op, y = lang.SHR, immOp(log2(y.imm))
+		case lang.REM:
+			op, y = lang.AND, immOp(y.imm-1)
+		}
 	}
 	switch op {
 	case lang.ADD, lang.SUB, lang.MUL, lang.AND, lang.OR, lang.XOR:
@@ -185,7 +197,7 @@ func (b *builder) convert(v operand, from, to lang.Type) operand {
 		ts == 8 && fs == 8:
 		return v
 	}
-	x := b.copyReg(v)
+	x := b.owned(v)
 	b.canon(x, to)
 	return regOp(x)
 }
@@ -375,7 +387,7 @@ func (b *builder) inline(fn *lang.Func, e *lang.CallExpr) operand {
 			binds = append(binds, binding{p, &local{mem: true, fpOff: off}})
 			continue
 		}
-		binds = append(binds, binding{p, &local{reg: b.reg(v)}})
+		binds = append(binds, binding{p, &local{reg: b.keep(b.reg(v))}})
 	}
 	for _, bd := range binds {
 		b.vars[bd.v] = bd.loc
@@ -461,7 +473,7 @@ func (b *builder) builtin(name string, e *lang.CallExpr) operand {
 		p := b.refPlace(e.Args[0])
 		size := lang.Sizeof(p.typ)
 		base, off := b.memRef(p, size)
-		x := b.copyReg(b.expr(e.Args[1]))
+		x := b.owned(b.expr(e.Args[1]))
 		op := map[string]asm.AtomicOp{"atomic_add": asm.FetchAdd, "atomic_and": asm.FetchAnd,
 			"atomic_or": asm.FetchOr, "atomic_xor": asm.FetchXor, "atomic_xchg": asm.Xchg}[name]
 		b.emit(insn{op: irAtomic, atomic: op, dst: x, base: base, off: off, size: sizeOf(size)})

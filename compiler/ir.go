@@ -34,9 +34,9 @@ type operand struct {
 	imm int64
 }
 
-func immOp(v int64) operand     { return operand{imm: v} }
-func regOp(r vreg) operand      { return operand{reg: r} }
-func (o operand) isImm() bool   { return o.reg == noReg }
+func immOp(v int64) operand   { return operand{imm: v} }
+func regOp(r vreg) operand    { return operand{reg: r} }
+func (o operand) isImm() bool { return o.reg == noReg }
 func (o operand) String() string {
 	if o.isImm() {
 		return fmt.Sprint(o.imm)
@@ -51,23 +51,23 @@ func fitsImm32(v int64) bool { return v >= -1<<31 && v < 1<<31 }
 type irOp uint8
 
 const (
-	irMov      irOp = iota // dst = a (register or any 64-bit immediate)
-	irALU                  // dst = dst alu a; w32 selects the 32-bit form
-	irNeg                  // dst = -dst
-	irMovSX                // dst = sign-extend the low size bytes of a (a register)
-	irLoad                 // dst = *(size *)(base + off); signed: sign-extending load
-	irStore                // *(size *)(base + off) = a
-	irRegion               // dst = address of byte off of region idx (lddw)
-	irJump                 // if dst cond a goto label (w32: 32-bit compare)
-	irJa                   // goto label
-	irLabel                // label:
-	irCall                 // dst = helper(args...) (dst may be noReg)
-	irAtomic               // dst = atomic fetch-op [base+off], dst (two-address: dst holds the operand)
-	irCmpXchg              // dst = cmpxchg [base+off], expect a, new args[0]
-	irExit                 // return a
-	irEntry                // dst = the context pointer (r1 at entry)
-	irSpill                // *(u64 *)(fp - slot) = a   (from regalloc)
-	irFill                 // dst = *(u64 *)(fp - slot)
+	irMov     irOp = iota // dst = a (register or any 64-bit immediate)
+	irALU                 // dst = dst alu a; w32 selects the 32-bit form
+	irNeg                 // dst = -dst
+	irMovSX               // dst = sign-extend the low size bytes of a (a register)
+	irLoad                // dst = *(size *)(base + off); signed: sign-extending load
+	irStore               // *(size *)(base + off) = a
+	irRegion              // dst = address of byte off of region idx (lddw)
+	irJump                // if dst cond a goto label (w32: 32-bit compare)
+	irJa                  // goto label
+	irLabel               // label:
+	irCall                // dst = helper(args...) (dst may be noReg)
+	irAtomic              // dst = atomic fetch-op [base+off], dst (two-address: dst holds the operand)
+	irCmpXchg             // dst = cmpxchg [base+off], expect a, new args[0]
+	irExit                // return a
+	irEntry               // dst = the context pointer (r1 at entry)
+	irSpill               // *(u64 *)(fp - slot) = a   (from regalloc)
+	irFill                // dst = *(u64 *)(fp - slot)
 )
 
 // insn is one IR instruction. Two-address like eBPF: an ALU op reads and

@@ -80,6 +80,8 @@ type builder struct {
 	reply     vreg
 	replyEnd  vreg
 	pinned    map[vreg]bool // loop counters: the verifier needs them in registers
+	varRegs   map[vreg]bool // registers of variables: never overwritten as temporaries
+	bounds    map[*lang.Var]uint64 // largest value of loop variables with constant bounds
 	fails     map[int64]int // error code → label of its exit stub
 	failOrder []int64
 	loops     []loopCtx
@@ -147,6 +149,22 @@ func (b *builder) copyReg(a operand) vreg {
 	return t
 }
 
+// owned returns a register holding a that the caller may overwrite: a
+// itself if it is a temporary, a copy if it belongs to a variable.
+func (b *builder) owned(a operand) vreg {
+	if !a.isImm() && !b.varRegs[a.reg] {
+		return a.reg
+	}
+	return b.copyReg(a)
+}
+
+// keep marks r as holding a variable (or a value used more than once), so
+// that owned copies it instead of overwriting it.
+func (b *builder) keep(r vreg) vreg {
+	b.varRegs[r] = true
+	return r
+}
+
 // reg returns a register holding a: a itself if it is one.
 func (b *builder) reg(a operand) vreg {
 	if !a.isImm() {
@@ -193,9 +211,9 @@ func (b *builder) handler() {
 	h := b.h
 	b.live = true
 	b.pos = h.Decl.Pos()
-	b.ctx = b.newReg()
+	b.ctx = b.keep(b.newReg())
 	b.emit(insn{op: irEntry, dst: b.ctx})
-	b.data, b.dataEnd = b.newReg(), b.newReg()
+	b.data, b.dataEnd = b.keep(b.newReg()), b.keep(b.newReg())
 	b.emit(insn{op: irLoad, dst: b.data, base: b.ctx, off: bytecode.CtxData, size: asm.DWord})
 	b.emit(insn{op: irLoad, dst: b.dataEnd, base: b.ctx, off: bytecode.CtxDataEnd, size: asm.DWord})
 	if h.Args.Size > 0 {
@@ -203,7 +221,7 @@ func (b *builder) handler() {
 		b.alu(asm.Add, t, immOp(h.Args.Size), false)
 		b.jump(asm.JGT, t, regOp(b.dataEnd), b.failLabel(lang.FailShortRequest))
 	}
-	b.reply, b.replyEnd = b.newReg(), b.newReg()
+	b.reply, b.replyEnd = b.keep(b.newReg()), b.keep(b.newReg())
 	b.emit(insn{op: irLoad, dst: b.reply, base: b.ctx, off: bytecode.CtxReply, size: asm.DWord})
 	b.emit(insn{op: irLoad, dst: b.replyEnd, base: b.ctx, off: bytecode.CtxReplyEnd, size: asm.DWord})
 	if h.Reply.Size > 0 {
@@ -281,7 +299,7 @@ func (b *builder) let(s *lang.LetStmt) {
 		return
 	}
 	if isScalar(t) && !b.cu.addrTaken[v] {
-		r := b.newReg()
+		r := b.keep(b.newReg())
 		if s.Value != nil {
 			b.mov(r, b.expr(s.Value))
 		} else {
@@ -324,7 +342,7 @@ func (b *builder) assign(s *lang.AssignStmt) {
 		return
 	}
 	op := lang.ADD + (s.Tok - lang.ADD_ASSIGN)
-	x := b.copyReg(b.load(p))
+	x := b.owned(b.load(p))
 	y := b.expr(s.Rhs)
 	b.binop(op, x, y, t)
 	b.store(p, regOp(x))
@@ -367,7 +385,7 @@ func (b *builder) forStmt(s *lang.ForStmt) {
 
 	// The verifier bounds the loop by counter, which only the latch's
 	// add changes; the loop variable is counter + lo.
-	counter := b.newReg()
+	counter := b.keep(b.newReg())
 	b.pinned[counter] = true
 	var limit operand
 	lo := immOp(0)
@@ -384,19 +402,20 @@ func (b *builder) forStmt(s *lang.ForStmt) {
 		} else {
 			b.mov(counter, immOp(l))
 			limit = immOp(h)
+			b.bounds[v] = uint64(h - 1)
 		}
 		limit = b.small(limit)
 	} else {
 		// for i in lo..hi max N: skip if hi <= lo, fail if hi - lo > N,
 		// then count 0 .. hi-lo-1.
-		lo = regOp(b.copyReg(b.expr(s.Low)))
+		lo = regOp(b.keep(b.owned(b.expr(s.Low))))
 		hi := b.reg(b.expr(s.High))
 		le := asm.JLE
 		if signed {
 			le = asm.JSLE
 		}
 		b.jump(le, hi, lo, exitL)
-		n := b.copyReg(regOp(hi))
+		n := b.keep(b.owned(regOp(hi)))
 		b.alu(asm.Sub, n, lo, false)
 		capV := constInt(b.cu.info.Types[s.Max].Value)
 		b.jump(asm.JGT, n, b.small(immOp(capV)), b.failLabel(lang.FailLoopCap))
@@ -409,7 +428,7 @@ func (b *builder) forStmt(s *lang.ForStmt) {
 	b.pos = s.Pos()
 	iv := regOp(counter)
 	if !(lo.isImm() && lo.imm == 0) {
-		r := b.copyReg(iv)
+		r := b.keep(b.copyReg(iv))
 		b.alu(asm.Add, r, b.small(lo), false)
 		iv = regOp(r)
 	}
@@ -447,9 +466,6 @@ func (b *builder) ret(s *lang.ReturnStmt) {
 	for i, e := range s.Results {
 		if isScalar(h.Results[i].Type()) {
 			vals[i] = b.expr(e)
-			if !vals[i].isImm() {
-				vals[i] = regOp(b.copyReg(vals[i]))
-			}
 		}
 	}
 	for i, e := range s.Results {
@@ -574,9 +590,11 @@ func (b *builder) index(p place, arr *lang.Array, ie lang.Expr) place {
 		p.off += i.imm * es
 		return p
 	}
-	n := b.small(immOp(arr.Len))
-	b.jump(asm.JGE, i.reg, n, b.failLabel(lang.FailIndexOutOfRange))
-	scaled := b.copyReg(i)
+	if m, ok := b.maxValue(ie); !ok || m >= uint64(arr.Len) {
+		n := b.small(immOp(arr.Len))
+		b.jump(asm.JGE, i.reg, n, b.failLabel(lang.FailIndexOutOfRange))
+	}
+	scaled := b.owned(i)
 	if es&(es-1) == 0 {
 		if sh := log2(es); sh > 0 {
 			b.alu(asm.LSh, scaled, immOp(sh), false)
@@ -585,6 +603,7 @@ func (b *builder) index(p place, arr *lang.Array, ie lang.Expr) place {
 		b.alu(asm.Mul, scaled, b.small(immOp(es)), false)
 	}
 	var ptr vreg
+	defer func() { b.keep(ptr) }()
 	switch {
 	case p.base == noReg: // a region
 		ptr = b.newReg()
@@ -790,4 +809,68 @@ func constInt(v constant.Value) int64 {
 	}
 	u, _ := constant.Uint64Val(v)
 	return int64(u)
+}
+
+// maxValue bounds a non-negative integer expression from above when that
+// is evident from its form (x % N, x & M, a narrow unsigned type, a loop
+// variable with constant bounds), so that an index check can be left out.
+// The verifier sees the same facts in the instructions.
+func (b *builder) maxValue(e lang.Expr) (uint64, bool) {
+	tv := b.cu.info.Types[e]
+	if tv.Value != nil {
+		if constant.Sign(tv.Value) < 0 {
+			return 0, false
+		}
+		return uint64(constInt(tv.Value)), true
+	}
+	if isSigned(tv.Type) || !isScalar(tv.Type) {
+		return 0, false
+	}
+	typeMax := uint64(1)<<(uint(lang.Sizeof(tv.Type))*8) - 1
+	if lang.Sizeof(tv.Type) == 8 {
+		typeMax = ^uint64(0)
+	}
+	switch e := e.(type) {
+	case *lang.ParenExpr:
+		return b.maxValue(e.X)
+	case *lang.Ident:
+		if v, ok := b.cu.info.Uses[e].(*lang.Var); ok {
+			if m, ok := b.bounds[v]; ok {
+				return m, true
+			}
+		}
+	case *lang.BinaryExpr:
+		switch e.Op {
+		case lang.REM:
+			if c := b.cu.info.Types[e.Y].Value; c != nil && constant.Sign(c) > 0 {
+				return uint64(constInt(c)) - 1, true
+			}
+		case lang.AND:
+			mx, okx := b.maxValue(e.X)
+			my, oky := b.maxValue(e.Y)
+			switch {
+			case okx && oky:
+				return min(mx, my), true
+			case okx:
+				return mx, true
+			case oky:
+				return my, true
+			}
+		case lang.SHR:
+			if m, ok := b.maxValue(e.X); ok {
+				if c := b.cu.info.Types[e.Y].Value; c != nil {
+					return m >> (uint64(constInt(c)) & 63), true
+				}
+				return m, true
+			}
+		}
+	case *lang.CastExpr:
+		from := b.cu.info.Types[e.X].Type
+		if !isSigned(from) && lang.Sizeof(from) <= lang.Sizeof(tv.Type) {
+			if m, ok := b.maxValue(e.X); ok {
+				return m, true
+			}
+		}
+	}
+	return typeMax, true
 }

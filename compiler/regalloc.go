@@ -182,6 +182,7 @@ type interval struct {
 // allocate assigns physical registers, spilling and retrying until every
 // virtual register has one.
 func (f *fnCode) allocate() (*allocation, error) {
+	f.removeDeadCode()
 	for run := 0; run < maxAllocRuns; run++ {
 		phys, spilled, err := f.scan()
 		if err != nil {
@@ -306,7 +307,9 @@ func (f *fnCode) scan() (map[vreg]uint8, []vreg, error) {
 		// Expire.
 		keep := active[:0]
 		for _, a := range active {
-			if a.end < iv.start {
+			// An interval ending where iv starts may pass its register
+			// on: every instruction reads its operands before it writes.
+			if a.end <= iv.start {
 				owner[a.reg] = nil
 				continue
 			}
@@ -465,4 +468,49 @@ func substitute(in insn, repl map[vreg]vreg) insn {
 		in.args = args
 	}
 	return in
+}
+
+// removeDeadCode deletes instructions that only compute a value nobody
+// reads, and drops unread helper results, until nothing changes.
+func (f *fnCode) removeDeadCode() {
+	var uses []vreg
+	for changed := true; changed; {
+		changed = false
+		bs := blocks(f.code)
+		liveness(f.code, bs, f.nreg)
+		dead := make([]bool, len(f.code))
+		live := newBitset(int(f.nreg) + 1)
+		for _, b := range bs {
+			live.copyFrom(b.liveOut)
+			for i := b.end - 1; i >= b.start; i-- {
+				in := &f.code[i]
+				d := in.def()
+				if d != noReg && !live.has(d) {
+					switch in.op {
+					case irMov, irALU, irNeg, irMovSX, irLoad, irRegion, irFill, irEntry:
+						dead[i], changed = true, true
+						continue
+					case irCall:
+						in.dst = noReg
+					}
+				}
+				if d != noReg {
+					live.clear(d)
+				}
+				uses = in.uses(uses[:0])
+				for _, u := range uses {
+					live.set(u)
+				}
+			}
+		}
+		if changed {
+			out := f.code[:0]
+			for i, in := range f.code {
+				if !dead[i] {
+					out = append(out, in)
+				}
+			}
+			f.code = out
+		}
+	}
 }
