@@ -79,10 +79,10 @@ type builder struct {
 	dataEnd   vreg
 	reply     vreg
 	replyEnd  vreg
-	pinned    map[vreg]bool // loop counters: the verifier needs them in registers
-	varRegs   map[vreg]bool // registers of variables: never overwritten as temporaries
+	pinned    map[vreg]bool        // loop counters: the verifier needs them in registers
+	varRegs   map[vreg]bool        // registers of variables: never overwritten as temporaries
 	bounds    map[*lang.Var]uint64 // largest value of loop variables with constant bounds
-	fails     map[int64]int // error code → label of its exit stub
+	fails     map[int64]int        // error code → label of its exit stub
 	failOrder []int64
 	loops     []loopCtx
 	inl       []*inlineCtx
