@@ -14,6 +14,7 @@ var allowedImports = map[string][]string{
 	"bytecode":                 {},
 	"vm":                       {"bytecode"},
 	"lang":                     {},
+	"compiler":                 {"lang", "bytecode"},
 	"verifier":                 {"bytecode", "verifier/internal/scalar"},
 	"verifier/internal/scalar": {},
 	"cmd/naamc":                {"bytecode", "vm", "lang", "compiler", "verifier"},
