@@ -382,7 +382,7 @@ func (f *fnCode) scan() (map[vreg]uint8, []vreg, error) {
 	return phys, nil, nil
 }
 
-var errTooManyLive = fmt.Errorf("too many values live at once: loop counters and the values they need do not fit in r0–r9")
+var errTooManyLive = fmt.Errorf("too many loop counters live at once: the verifier bounds a loop by a counter kept in a register, and across a helper call only r6–r9 keep their values, so at most 4 loops may enclose a call (nest fewer loops or move the call out)")
 
 func trailing(x uint64) int {
 	n := 0
