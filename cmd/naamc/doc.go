@@ -1,8 +1,18 @@
-// Command naamc is NAAM's compiler and bytecode tool: it assembles and
-// disassembles eBPF in the bpf_conformance text syntax, runs raw programs in
-// the interpreter, verifies raw programs and objects, and checks handler
-// sources with the language's front end. Compiling handlers (build, run)
-// comes with the compiler.
+// Command naamc is NAAM's compiler and bytecode tool. For handlers it
+// compiles sources into verified objects (build), checks sources with the
+// front end alone (check), verifies objects (verify), lists them with their
+// source lines and layouts (disasm) and runs one handler in the interpreter
+// under the handler ABI (run). For raw eBPF it assembles and disassembles
+// the bpf_conformance text syntax (asm, disasm), runs raw programs (vm) and
+// verifies them (verify --raw).
+//
+// naamc is where the layers meet: it calls lang, compiler, verifier and vm
+// but owns none of their rules. It never runs an object the verifier has
+// not accepted (run verifies first), and build writes nothing the verifier
+// rejected unless told --no-verify.
+//
+// Exit codes: 0 success, 1 rejected input (compile errors, a verifier
+// rejection, a handler that failed or faulted), 2 naamc itself failed.
 //
 // main is os.Exit(doMain(...)) so that tests drive the whole CLI in-process.
 package main

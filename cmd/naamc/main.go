@@ -52,20 +52,33 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		Short: "NAAM compiler and eBPF bytecode tool",
 		Long: `naamc turns NAAM handlers into verified eBPF objects and works with raw eBPF.
 
-Available now: the eBPF assembler and disassembler (the bpf_conformance text
-syntax), the interpreter in raw mode, the verifier (verify: raw programs and
-.nobj objects) and the language's front end (check). The compiler (build,
-run, and disasm of objects) is not built yet.`,
-		Example: `  naamc asm prog.s -o prog.bin
-  naamc disasm prog.bin
+Handlers (spec/language.md) and objects (.nobj, spec/object.md):
+  build    compile FILE.naam into a verified object
+  check    parse and type-check sources (the front end only)
+  verify   prove an object or a raw program safe, with its worst-case insns
+  disasm   list an object (source lines, labels, layouts) or raw slots
+  run      run one handler of an object in the interpreter
+
+Raw eBPF (the bpf_conformance text syntax):
+  asm      assemble text into raw instruction slots
+  vm       run a raw program in the interpreter
+
+Exit status: 0 success; 1 the input was rejected (compile errors, a
+verifier rejection, a failed or faulting handler run); 2 naamc itself
+failed (bad flags, an unreadable file).`,
+		Example: `  naamc build kv.naam && naamc disasm kv.nobj
+  naamc run kv.nobj put --arg key=alice --arg value=7 --region-out table=table.bin
+  naamc run kv.nobj get --arg key=alice --region table=table.bin
+  naamc verify kv.nobj
+  naamc check kv.naam
+  naamc asm prog.s -o prog.bin && naamc disasm prog.bin
   naamc vm --mem-hex "01 02 03 04" prog.s
-  naamc verify --raw --mem-size 64 prog.s
-  naamc check kv.naam`,
+  naamc verify --raw --mem-size 64 prog.s`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newAsmCmd(), newDisasmCmd(), newVMCmd(), newVerifyCmd(), newCheckCmd())
+	root.AddCommand(newBuildCmd(), newCheckCmd(), newVerifyCmd(), newDisasmCmd(), newRunCmd(), newAsmCmd(), newVMCmd())
 	return root
 }

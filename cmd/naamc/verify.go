@@ -113,7 +113,9 @@ func readRawForVerify(cmd *cobra.Command, path string) (asm.Instructions, func(i
 	}, nil
 }
 
-func readObjectForVerify(path string, cfg *verifier.Config) (asm.Instructions, error) {
+// readObject reads and decodes an object file. A file that is not an object
+// is rejected input (exit 1); one that cannot be read is a tool failure.
+func readObject(path string) (*bytecode.Object, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &exitError{code: exitTool, msg: err.Error()}
@@ -126,9 +128,28 @@ func readObjectForVerify(path string, cfg *verifier.Config) (asm.Instructions, e
 		}
 		return nil, &exitError{code: exitRejected, msg: path + ": " + msg}
 	}
-	insns, err := obj.Insns()
+	return obj, nil
+}
+
+func readObjectForVerify(path string, cfg *verifier.Config) (asm.Instructions, error) {
+	obj, err := readObject(path)
+	if err != nil {
+		return nil, err
+	}
+	insns, err := objectVerifyConfig(obj, cfg)
 	if err != nil {
 		return nil, &exitError{code: exitRejected, msg: fmt.Sprintf("%s: %v", path, err)}
+	}
+	return insns, nil
+}
+
+// objectVerifyConfig decodes obj's code and adds to cfg what the handler
+// ABI needs: the entries, the regions and the source position of each slot.
+// naamc verify, build and run all verify objects with it.
+func objectVerifyConfig(obj *bytecode.Object, cfg *verifier.Config) (asm.Instructions, error) {
+	insns, err := obj.Insns()
+	if err != nil {
+		return nil, err
 	}
 	for _, h := range obj.Handlers {
 		cfg.Entries = append(cfg.Entries, verifier.Entry{Name: h.Name, Slot: h.Entry})
@@ -143,4 +164,26 @@ func readObjectForVerify(path string, cfg *verifier.Config) (asm.Instructions, e
 		return ""
 	}
 	return insns, nil
+}
+
+// verifyObject verifies obj with the object configuration of naamc verify
+// and the given budget (0: the verifier's default). A rejection is printed
+// to stderr in full (%+v: insn, file:line, reason, registers) and returned
+// as exit 1; a verifier failure is a tool failure.
+func verifyObject(cmd *cobra.Command, obj *bytecode.Object, budget uint64) (*verifier.Report, error) {
+	cfg := verifier.Config{Budget: budget}
+	insns, err := objectVerifyConfig(obj, &cfg)
+	if err != nil {
+		return nil, &exitError{code: exitRejected, msg: err.Error()}
+	}
+	rep, err := verifier.Verify(insns, cfg)
+	if err != nil {
+		var verr *verifier.Error
+		if errors.As(err, &verr) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "%+v\n", verr)
+			return nil, &exitError{code: exitRejected}
+		}
+		return nil, &exitError{code: exitTool, msg: err.Error()}
+	}
+	return rep, nil
 }

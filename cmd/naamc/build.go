@@ -1,0 +1,126 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/compiler"
+	"github.com/naam-project/naam/lang"
+	"github.com/naam-project/naam/verifier"
+)
+
+func newBuildCmd() *cobra.Command {
+	var (
+		out      string
+		noVerify bool
+		budget   uint64
+	)
+	cmd := &cobra.Command{
+		Use:   "build FILE.naam [-o FILE.nobj] [--no-verify] [--budget N]",
+		Short: "Compile handler source into a verified object (.nobj)",
+		Long: `build compiles FILE.naam (spec/language.md) into an object (spec/object.md),
+verifies it as naamc verify would, and writes it to FILE.nobj next to the
+source unless -o says otherwise. The same source always gives the same bytes.
+
+Success: exit 0 and one line per handler on stdout,
+"NAME: id ID, request R bytes, reply P bytes, max-insns=K".
+Front-end and compile errors: exit 1 and every error, sorted, as
+"file:line:col: message" with the source line and a caret (as naamc check).
+Rejected by the verifier: exit 1, "insn K (file:line): reason [code]" and the
+registers involved, and nothing is written. --no-verify writes the object
+without verifying it (the summary then says "not verified"). Exit 2 means
+naamc itself failed (an unreadable file, an internal compiler error).`,
+		Example: `  naamc build kv.naam                 # writes kv.nobj
+  naamc build kv.naam -o /tmp/kv.nobj
+  naamc build --budget 1000000 scan.naam
+  naamc build --no-verify wip.naam && naamc disasm wip.nobj`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			obj, err := compileFile(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			var rep *verifier.Report
+			if !noVerify {
+				if rep, err = verifyObject(cmd, obj, budget); err != nil {
+					return err
+				}
+			}
+			data, err := obj.Marshal()
+			if err != nil {
+				return &exitError{code: exitTool, msg: "internal compiler error: " + err.Error()}
+			}
+			if out == "" {
+				out = outputName(args[0], ".nobj")
+			}
+			if err := os.WriteFile(out, data, 0o644); err != nil {
+				return &exitError{code: exitTool, msg: err.Error()}
+			}
+			return printBuildSummary(cmd.OutOrStdout(), obj, rep)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&out, "output", "o", "", "output file (default: FILE with its extension replaced by .nobj)")
+	f.BoolVar(&noVerify, "no-verify", false, "write the object without verifying it")
+	f.Uint64Var(&budget, "budget", 0, fmt.Sprintf("largest accepted worst-case instruction count per handler (0: %d)", verifier.DefaultBudget))
+	return cmd
+}
+
+// compileFile compiles one source file; errors are printed as naamc check
+// prints them.
+func compileFile(cmd *cobra.Command, path string) (*bytecode.Object, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &exitError{code: exitTool, msg: err.Error()}
+	}
+	fset := lang.NewFileSet()
+	obj, err := compiler.Compile(fset, path, src)
+	if err != nil {
+		var list lang.ErrorList
+		var one *lang.Error
+		if errors.As(err, &list) || errors.As(err, &one) {
+			lang.Print(cmd.ErrOrStderr(), fset, err)
+			return nil, &exitError{code: exitRejected}
+		}
+		return nil, &exitError{code: exitTool, msg: "internal compiler error: " + err.Error()}
+	}
+	return obj, nil
+}
+
+// printBuildSummary prints one line per handler; rep is nil when the object
+// was not verified.
+func printBuildSummary(w io.Writer, obj *bytecode.Object, rep *verifier.Report) error {
+	for i, h := range obj.Handlers {
+		req, err := parseLayout(h.Args)
+		if err != nil {
+			return &exitError{code: exitTool, msg: fmt.Sprintf("internal compiler error: handler %s: %v", h.Name, err)}
+		}
+		reply, err := parseLayout(h.Results)
+		if err != nil {
+			return &exitError{code: exitTool, msg: fmt.Sprintf("internal compiler error: handler %s: %v", h.Name, err)}
+		}
+		bound := "not verified"
+		if rep != nil && i < len(rep.Entries) {
+			bound = fmt.Sprintf("max-insns=%d", rep.Entries[i].MaxInsns)
+		}
+		fmt.Fprintf(w, "%s: id %d, request %d bytes, reply %d bytes, %s\n", h.Name, h.ID, req.size, reply.size, bound)
+	}
+	return nil
+}
+
+// outputName is src with its extension replaced by ext; a src already named
+// so gets ext a second time rather than be overwritten.
+func outputName(src, ext string) string {
+	out := strings.TrimSuffix(src, filepath.Ext(src)) + ext
+	if out == src {
+		out += ext
+	}
+	return out
+}
