@@ -36,10 +36,6 @@ type place struct {
 	region int
 	off    int64
 	root   rootKind
-	// varOff: base includes a run-time offset, so a request or reply
-	// access needs its own check against the end (the verifier proves
-	// packet bytes per pointer, as for XDP).
-	varOff bool
 }
 
 // local is where a variable lives: a register, a stack slot, or, for a
@@ -617,7 +613,20 @@ func (b *builder) index(p place, arr *lang.Array, ie lang.Expr) place {
 		ptr = b.copyReg(regOp(p.base))
 	}
 	b.alu(asm.Add, ptr, regOp(scaled), false)
-	p.base, p.varOff = ptr, true
+	p.base = ptr
+	if p.root == rootRequest || p.root == rootReply {
+		// The verifier proves request and reply bytes per pointer, as
+		// for XDP: check the element against the end right here, before
+		// any branch, so that the proof belongs to ptr. (The check
+		// cannot fail: the whole request was checked at entry.)
+		end, code := b.dataEnd, int64(lang.FailShortRequest)
+		if p.root == rootReply {
+			end, code = b.replyEnd, lang.FailShortReply
+		}
+		t := b.copyReg(regOp(ptr))
+		b.alu(asm.Add, t, b.small(immOp(p.off+es)), false)
+		b.jump(asm.JGT, t, regOp(end), b.failLabel(code))
+	}
 	return p
 }
 
@@ -631,8 +640,7 @@ func log2(n int64) int64 {
 }
 
 // memRef returns a base register and a 16-bit offset through which size
-// bytes of p can be accessed, loading a region's address and checking a
-// variable request or reply offset against the end as needed.
+// bytes of p can be accessed, loading a region's address if needed.
 func (b *builder) memRef(p place, size int64) (vreg, int64) {
 	base, off := p.base, p.off
 	if base == noReg {
@@ -644,15 +652,6 @@ func (b *builder) memRef(p place, size int64) (vreg, int64) {
 		t := b.copyReg(regOp(base))
 		b.alu(asm.Add, t, b.small(immOp(off)), false)
 		base, off = t, 0
-	}
-	if p.varOff && (p.root == rootRequest || p.root == rootReply) {
-		end, code := b.dataEnd, int64(lang.FailShortRequest)
-		if p.root == rootReply {
-			end, code = b.replyEnd, lang.FailShortReply
-		}
-		t := b.copyReg(regOp(base))
-		b.alu(asm.Add, t, immOp(off+size), false)
-		b.jump(asm.JGT, t, regOp(end), b.failLabel(code))
 	}
 	return base, off
 }

@@ -29,6 +29,57 @@ exit
 out:
 mov %r0, -1
 exit`, "", ""},
+		// A pointer with a variable offset, checked, then carried over a
+		// merge where the loop's first run (offset constant 0) meets the
+		// later ones: the fold keeps the bytes from the pointer on.
+		{"variable request pointer keeps its check across a merge", `
+ldxdw %r6, [%r1+0]
+ldxdw %r7, [%r1+8]
+mov %r8, 0
+mov %r0, 0
+loop:
+mov %r2, %r8
+lsh %r2, 2
+mov %r3, %r6
+add %r3, %r2
+mov %r4, %r3
+add %r4, 4
+jgt %r4, %r7, out
+jeq %r8, 7, skip     # a merge between the check and the read
+add %r0, 1
+skip:
+ldxw %r5, [%r3]
+add %r0, %r5
+add %r8, 1
+jlt %r8, 4, loop
+exit
+out:
+mov %r0, -1
+exit`, "", ""},
+		{"variable request pointer read past its check across a merge", `
+ldxdw %r6, [%r1+0]
+ldxdw %r7, [%r1+8]
+mov %r8, 0
+mov %r0, 0
+loop:
+mov %r2, %r8
+lsh %r2, 2
+mov %r3, %r6
+add %r3, %r2
+mov %r4, %r3
+add %r4, 4
+jgt %r4, %r7, out
+jeq %r8, 7, skip
+add %r0, 1
+skip:
+ldxw %r5, [%r3+1]    # one byte past what the check proved
+add %r0, %r5
+add %r8, 1
+jlt %r8, 4, loop
+exit
+out:
+mov %r0, -1
+exit`, CodeOutOfBounds, "proved"},
 		{"request read without a check", `
 ldxdw %r2, [%r1+0]
 ldxdw %r0, [%r2]

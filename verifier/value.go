@@ -129,12 +129,19 @@ func (v value) join(w value, merge int32) value {
 			return out
 		}
 		// Different constant parts or identities: fold the constant parts
-		// into a variable part that belongs to this merge point, with
-		// nothing proved about it. Folding everything keeps the chain of
-		// states at a loop head finite.
+		// into a variable part that belongs to this merge point. Folding
+		// everything keeps the chain of states at a loop head finite.
+		// What stays proved is the part of each side's window at or
+		// after the pointer itself: [p, p + rng - fixed) on both sides.
 		a := scalar.ALU(scalar.Add, true, v.off, scalar.Const(uint64(v.fixed)))
 		b := scalar.ALU(scalar.Add, true, w.off, scalar.Const(uint64(w.fixed)))
-		return value{kind: v.kind, off: a.Join(b), id: -merge, solo: true}
+		// (A negative constant part would put the pointer before its
+		// window: nothing is kept then.)
+		rng := int64(0)
+		if v.fixed >= 0 && w.fixed >= 0 {
+			rng = max(min(v.rng-v.fixed, w.rng-w.fixed), 0)
+		}
+		return value{kind: v.kind, off: a.Join(b), id: -merge, solo: true, rng: rng}
 	}
 	out := v
 	out.off = v.off.Join(w.off)
