@@ -272,6 +272,9 @@ type corpusRun struct {
 	eng    corpusEngine
 	refRgs [][]byte // the reference's regions
 	errors int
+	// replies counts the requests each handler answered in the reference:
+	// inputs that only ever fail would leave the handler's body untested.
+	replies []int
 }
 
 func (r *corpusRun) run() {
@@ -286,6 +289,7 @@ func (r *corpusRun) run() {
 	for i := range r.refRgs {
 		copy(r.eng.regions[i], r.refRgs[i])
 	}
+	r.replies = make([]int, len(p.handlers))
 	for hi, h := range p.handlers {
 		for _, req := range h.edges {
 			r.call(hi, req)
@@ -320,6 +324,9 @@ func (r *corpusRun) run() {
 	}
 	for hi, h := range p.handlers {
 		r.short(hi, h)
+		if r.replies[hi] == 0 {
+			r.t.Errorf("%s: no request got a reply from the reference; the inputs test only failures", h.name)
+		}
 	}
 }
 
@@ -339,6 +346,9 @@ func (r *corpusRun) call(hi int, req []byte) {
 	wantReply, wantCode := h.ref(req, r.refRgs)
 	if wantCode == 0 && len(wantReply) != h.reply {
 		panic(fmt.Sprintf("%s/%s: reference reply of %d bytes, the layout has %d", r.p.file, h.name, len(wantReply), h.reply))
+	}
+	if wantCode == 0 {
+		r.replies[hi]++
 	}
 	res, err := r.invoke(hi, req, h.reply)
 	var problems []string
