@@ -26,6 +26,7 @@ var allowedImports = map[string][]string{
 	"internal/verifygen":       {"bytecode"},
 	"internal/naameval":        {"lang"},
 	"internal/naamgen":         {},
+	"nicrt/transport":          {},
 }
 
 // TestPackageDAG checks every package's NAAM imports (non-test code)

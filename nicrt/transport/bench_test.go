@@ -1,0 +1,284 @@
+package transport
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Benchmarks over 127.0.0.1 only. Each sub-benchmark pair measures plain Go
+// UDP (net.UDPConn, one datagram per syscall) beside this package's UDPConn
+// in the same run, as the baselines the NIC runtime is measured against.
+//
+//	go test ./nicrt/transport -run '^$' -bench . -benchtime 2s
+//
+// Metrics: p50-ns and p99-ns are round-trip times of single requests;
+// msgs/s counts completed request-reply pairs.
+
+const benchPayload = 64
+
+// latencies collects round-trip samples without allocating in the loop.
+type latencies struct{ s []time.Duration }
+
+func newLatencies() *latencies { return &latencies{s: make([]time.Duration, 0, 1<<20)} }
+
+func (l *latencies) add(d time.Duration) {
+	if len(l.s) < cap(l.s) {
+		l.s = append(l.s, d)
+	}
+}
+
+func (l *latencies) report(b *testing.B, msgs int) {
+	if len(l.s) > 0 {
+		s := slices.Clone(l.s)
+		slices.Sort(s)
+		b.ReportMetric(float64(s[len(s)/2].Nanoseconds()), "p50-ns")
+		b.ReportMetric(float64(s[len(s)*99/100].Nanoseconds()), "p99-ns")
+	}
+	b.ReportMetric(float64(msgs)/b.Elapsed().Seconds(), "msgs/s")
+}
+
+// plainServer echoes every datagram with one syscall each way, until closed.
+func plainServer(b *testing.B) *net.UDPConn {
+	srv, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := srv.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			srv.WriteToUDPAddrPort(buf[:n], from)
+		}
+	}()
+	b.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// batchServer echoes with ReadBatch/WriteBatch of up to 64, until closed.
+func batchServer(b *testing.B, portable bool) *UDPConn {
+	srv, err := ListenUDP(UDPConfig{ReadBuffer: 1 << 20, WriteBuffer: 1 << 20, Portable: portable})
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		ps := makePackets(64, 2048)
+		for {
+			n, err := srv.ReadBatch(ps)
+			if err != nil {
+				return
+			}
+			srv.WriteBatch(ps[:n])
+		}
+	}()
+	b.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// BenchmarkPingPong: one request in flight.
+func BenchmarkPingPong(b *testing.B) {
+	b.Run("plain-go", func(b *testing.B) {
+		srv := plainServer(b)
+		cl, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cl.Close()
+		to := srv.LocalAddr().(*net.UDPAddr).AddrPort()
+		req, rep := make([]byte, benchPayload), make([]byte, 2048)
+		lat := newLatencies()
+		cl.SetReadDeadline(time.Now().Add(time.Minute))
+		b.ReportAllocs()
+		for b.Loop() {
+			t0 := time.Now()
+			if _, err := cl.WriteToUDPAddrPort(req, to); err != nil {
+				b.Fatal(err)
+			}
+			if _, _, err := cl.ReadFromUDPAddrPort(rep); err != nil {
+				b.Fatal(err)
+			}
+			lat.add(time.Since(t0))
+		}
+		lat.report(b, b.N)
+	})
+	for _, portable := range []bool{false, true} {
+		name := "conn"
+		if portable {
+			name = "conn-portable"
+		}
+		b.Run(name, func(b *testing.B) {
+			srv := batchServer(b, portable)
+			cl, err := ListenUDP(UDPConfig{Portable: portable})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cl.Close()
+			req := []Packet{{Addr: srv.LocalAddr(), Buf: make([]byte, benchPayload), N: benchPayload}}
+			rep := makePackets(1, 2048)
+			lat := newLatencies()
+			cl.SetReadDeadline(time.Now().Add(time.Minute))
+			b.ReportAllocs()
+			for b.Loop() {
+				t0 := time.Now()
+				if _, err := cl.WriteBatch(req); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := cl.ReadBatch(rep); err != nil {
+					b.Fatal(err)
+				}
+				lat.add(time.Since(t0))
+			}
+			lat.report(b, b.N)
+		})
+	}
+}
+
+// BenchmarkEcho: each client keeps `window` requests outstanding and sends
+// a new one for every reply. The plain-Go pair reads and writes one
+// datagram per syscall on both sides; the batched pair reads every reply
+// that is ready in one recvmmsg and sends their successors in one sendmmsg.
+// The echo server is one goroutine either way. With several clients the
+// work is split by hand, as b.Loop drives a single goroutine.
+func BenchmarkEcho(b *testing.B) {
+	const window = 8
+	for _, clients := range []int{1, 2} {
+		b.Run(fmt.Sprintf("plain-go/clients=%d", clients), func(b *testing.B) {
+			to := plainServer(b).LocalAddr().(*net.UDPAddr).AddrPort()
+			runClients(b, clients, func(count int, lat *latencies) error {
+				cl, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+				if err != nil {
+					return err
+				}
+				defer cl.Close()
+				cl.SetReadDeadline(time.Now().Add(time.Minute))
+				var sentAt [64]time.Time
+				req, rep := make([]byte, benchPayload), make([]byte, 2048)
+				send := func(seq uint32) error {
+					binary.LittleEndian.PutUint32(req, seq)
+					sentAt[seq%64] = time.Now()
+					_, err := cl.WriteToUDPAddrPort(req, to)
+					return err
+				}
+				seq := uint32(0)
+				for ; seq < uint32(min(window, count)); seq++ {
+					if err := send(seq); err != nil {
+						return err
+					}
+				}
+				for done := 0; done < count; done++ {
+					if _, _, err := cl.ReadFromUDPAddrPort(rep); err != nil {
+						return err
+					}
+					lat.add(time.Since(sentAt[binary.LittleEndian.Uint32(rep)%64]))
+					if int(seq) < count {
+						if err := send(seq); err != nil {
+							return err
+						}
+						seq++
+					}
+				}
+				return nil
+			})
+		})
+		for _, portable := range []bool{false, true} {
+			name := "batch"
+			if portable {
+				name = "batch-portable"
+			}
+			b.Run(fmt.Sprintf("%s/clients=%d", name, clients), func(b *testing.B) {
+				benchBatchEcho(b, clients, window, portable)
+			})
+		}
+	}
+}
+
+func benchBatchEcho(b *testing.B, clients, window int, portable bool) {
+	to := batchServer(b, portable).LocalAddr()
+	runClients(b, clients, func(count int, lat *latencies) error {
+		cl, err := ListenUDP(UDPConfig{ReadBuffer: 1 << 20, WriteBuffer: 1 << 20, Portable: portable})
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		cl.SetReadDeadline(time.Now().Add(time.Minute))
+		var sentAt [64]time.Time
+		reqs := makePackets(window, benchPayload)
+		reps := makePackets(window, 2048)
+		seq := 0
+		fill := func(k int) []Packet {
+			now := time.Now()
+			for i := range k {
+				binary.LittleEndian.PutUint32(reqs[i].Buf, uint32(seq))
+				reqs[i].Addr, reqs[i].N = to, benchPayload
+				sentAt[seq%64] = now
+				seq++
+			}
+			return reqs[:k]
+		}
+		if _, err := cl.WriteBatch(fill(min(window, count))); err != nil {
+			return err
+		}
+		for done := 0; done < count; {
+			n, err := cl.ReadBatch(reps)
+			if err != nil {
+				return err
+			}
+			now := time.Now()
+			for _, p := range reps[:n] {
+				lat.add(now.Sub(sentAt[binary.LittleEndian.Uint32(p.Buf)%64]))
+			}
+			done += n
+			if k := min(n, count-seq); k > 0 {
+				if _, err := cl.WriteBatch(fill(k)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// runClients runs b.N request-reply pairs split over the clients and
+// reports latency and throughput.
+func runClients(b *testing.B, clients int, client func(count int, lat *latencies) error) {
+	lats := make([]*latencies, clients)
+	for i := range lats {
+		lats[i] = newLatencies()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	errs := make([]error, clients)
+	for i := range clients {
+		count := b.N / clients
+		if i == 0 {
+			count += b.N % clients
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = client(count, lats[i])
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	for _, err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	all := newLatencies()
+	for _, l := range lats {
+		for _, d := range l.s {
+			all.add(d)
+		}
+	}
+	all.report(b, b.N)
+}
