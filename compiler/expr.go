@@ -331,6 +331,8 @@ func (b *builder) arrayEqLoop(x, y place, size int64, l int, eq bool) {
 	p, q := b.copyReg(regOp(xp)), b.copyReg(regOp(yp))
 	b.alu(asm.Add, p, regOp(off), false)
 	b.alu(asm.Add, q, regOp(off), false)
+	b.pktCheck(p, x.root, 8)
+	b.pktCheck(q, y.root, 8)
 	b.emit(insn{op: irLoad, dst: p, base: p, size: asm.DWord})
 	b.emit(insn{op: irLoad, dst: q, base: q, size: asm.DWord})
 	b.jump(asm.JNE, p, regOp(q), differ)

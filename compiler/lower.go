@@ -384,6 +384,7 @@ func (b *builder) forStmt(s *lang.ForStmt) {
 	counter := b.keep(b.newReg())
 	b.pinned[counter] = true
 	var limit operand
+	var capOp operand // capped loops: the cap, which bounds the counter for the verifier
 	lo := immOp(0)
 	loV, hiV := b.cu.info.Types[s.Low].Value, b.cu.info.Types[s.High].Value
 	if s.Max == nil && loV != nil && hiV != nil {
@@ -417,6 +418,7 @@ func (b *builder) forStmt(s *lang.ForStmt) {
 		b.jump(asm.JGT, n, b.small(immOp(capV)), b.failLabel(lang.FailLoopCap))
 		b.mov(counter, immOp(0))
 		limit, lt = regOp(n), asm.JLT
+		capOp = b.small(immOp(capV))
 	}
 
 	b.label(headL)
@@ -441,7 +443,15 @@ func (b *builder) forStmt(s *lang.ForStmt) {
 	b.label(latchL)
 	b.pos = s.Pos()
 	b.alu(asm.Add, counter, immOp(1), false)
-	b.jump(lt, counter, limit, headL)
+	if s.Max != nil || loV == nil || hiV == nil {
+		// The limit may have been spilled, and a range learnt by
+		// comparing a reloaded copy does not reach the stack slot: the
+		// comparison with the constant cap is what bounds the counter.
+		b.jump(asm.JGE, counter, limit, exitL)
+		b.jump(asm.JLT, counter, capOp, headL)
+	} else {
+		b.jump(lt, counter, limit, headL)
+	}
 	b.depth--
 	b.label(exitL)
 }
@@ -614,20 +624,26 @@ func (b *builder) index(p place, arr *lang.Array, ie lang.Expr) place {
 	}
 	b.alu(asm.Add, ptr, regOp(scaled), false)
 	p.base = ptr
-	if p.root == rootRequest || p.root == rootReply {
-		// The verifier proves request and reply bytes per pointer, as
-		// for XDP: check the element against the end right here, before
-		// any branch, so that the proof belongs to ptr. (The check
-		// cannot fail: the whole request was checked at entry.)
-		end, code := b.dataEnd, int64(lang.FailShortRequest)
-		if p.root == rootReply {
-			end, code = b.replyEnd, lang.FailShortReply
-		}
-		t := b.copyReg(regOp(ptr))
-		b.alu(asm.Add, t, b.small(immOp(p.off+es)), false)
-		b.jump(asm.JGT, t, regOp(end), b.failLabel(code))
-	}
+	b.pktCheck(ptr, p.root, p.off+es)
 	return p
+}
+
+// pktCheck proves n bytes at ptr, a request or reply pointer with a
+// variable offset, to the verifier, which proves packet bytes per pointer
+// as for XDP: the comparison with the end comes right where ptr is made,
+// before any branch, so that the proof belongs to ptr. (It cannot fail:
+// the whole request and reply were checked at entry.)
+func (b *builder) pktCheck(ptr vreg, root rootKind, n int64) {
+	if root != rootRequest && root != rootReply {
+		return
+	}
+	end, code := b.dataEnd, int64(lang.FailShortRequest)
+	if root == rootReply {
+		end, code = b.replyEnd, lang.FailShortReply
+	}
+	t := b.copyReg(regOp(ptr))
+	b.alu(asm.Add, t, b.small(immOp(n)), false)
+	b.jump(asm.JGT, t, regOp(end), b.failLabel(code))
 }
 
 func log2(n int64) int64 {

@@ -421,7 +421,7 @@ func (c *checker) binary(x, y *operand, op Token, opPos Pos, e Expr) {
 				return
 			}
 		}
-		x.mode, x.expr = valueMode, e
+		x.mode, x.expr, x.val = valueMode, e, nil
 		return
 	}
 

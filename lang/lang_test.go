@@ -93,3 +93,17 @@ func TestErrors(t *testing.T) {
 		})
 	}
 }
+
+// A shift of a constant by a variable count is not a constant: the
+// checker once left the constant's value on the shift expression.
+func TestShiftOfConstantIsNotConstant(t *testing.T) {
+	src := "handler h(n: u8) -> u8 {\n    return (1 as u8) << n\n}\n"
+	f, info, err := CheckSource(NewFileSet(), "s.naam", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ret := f.Decls[0].(*HandlerDecl).Body.List[0].(*ReturnStmt)
+	if v := info.Types[ret.Results[0]].Value; v != nil {
+		t.Errorf("(1 as u8) << n has the constant value %v", v)
+	}
+}
