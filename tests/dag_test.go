@@ -27,6 +27,7 @@ var allowedImports = map[string][]string{
 	"internal/naameval":        {"lang"},
 	"internal/naamgen":         {},
 	"nicrt/transport":          {},
+	"nicrt/wire":               {},
 }
 
 // TestPackageDAG checks every package's NAAM imports (non-test code)

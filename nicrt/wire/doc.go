@@ -1,0 +1,30 @@
+// Package wire is NAAM's packet format: the fixed 56-byte little-endian
+// header that every active message, reply, credit and control packet
+// carries, its per-tenant MAC, the anti-replay window that responders keep
+// per peer and tenant, and the msgpack bodies of the control plane (install,
+// uninstall, register, stats). spec/wire.md is the contract, byte by byte.
+//
+// It sits under the transports and the NIC model (nicrt/transport and
+// nicrt import it) and imports nothing of NAAM's: a packet's payload is
+// opaque bytes here, and an installed object travels as the bytes of a
+// .nobj file that the runtime hands to bytecode.UnmarshalObject.
+//
+//   - Codec.Encode appends a sealed packet to a caller's buffer without
+//     allocating; Codec.Decode checks every field, the lengths against the
+//     datagram and the MAC, and returns a Packet whose Payload aliases the
+//     datagram (zero copy). Decode never panics: a malformed packet is an
+//     *Error that names the field and wraps a sentinel (ErrShort, ErrMagic,
+//     ErrLength, ErrMAC, …) for the runtime's drop counters.
+//   - Keys maps a tenant to its Key; the MAC is HMAC-SHA256, truncated to 16
+//     bytes, over the header without its tag and the payload. A Key is
+//     immutable and shared by all goroutines; a Codec holds the hash state
+//     and belongs to one goroutine (one per NIC core).
+//   - Window is the per-(peer, tenant) sliding window of request ids that
+//     tells a new request from a duplicate or one too old to judge; with the
+//     runtime's reply cache it separates retransmissions from replays.
+//   - AppendControl, UnmarshalControl and ParseControl encode and decode the
+//     control bodies deterministically and validate what they read.
+//
+// The package never does I/O, keeps no state across packets (a Window is
+// the caller's) and never interprets a request's payload.
+package wire
