@@ -596,11 +596,14 @@ func (b *builder) index(p place, arr *lang.Array, ie lang.Expr) place {
 		p.off += i.imm * es
 		return p
 	}
+	// Check and scale one fresh register that is never spilled: a range
+	// learnt by comparing a reloaded copy would not reach the slot.
+	scaled := b.owned(i)
+	b.pinned[scaled] = true
 	if m, ok := b.maxValue(ie); !ok || m >= uint64(arr.Len) {
 		n := b.small(immOp(arr.Len))
-		b.jump(asm.JGE, i.reg, n, b.failLabel(lang.FailIndexOutOfRange))
+		b.jump(asm.JGE, scaled, n, b.failLabel(lang.FailIndexOutOfRange))
 	}
-	scaled := b.owned(i)
 	if es&(es-1) == 0 {
 		if sh := log2(es); sh > 0 {
 			b.alu(asm.LSh, scaled, immOp(sh), false)
