@@ -705,6 +705,7 @@ func corpusPrograms() []corpusProgram {
 		boolsOutsideProgram(),
 		evalOrderProgram(),
 		bigCompareProgram(),
+		bigCompareReqProgram(),
 	}
 }
 
@@ -4432,6 +4433,20 @@ func evalOrderProgram() corpusProgram {
 	}
 }
 
+// blobRequest returns 300 bytes equal to blob or, two times in three,
+// differing in one byte, often near the end.
+func blobRequest(r *rand.Rand, blob []byte) []byte {
+	a := slices.Clone(blob)
+	if r.IntN(3) > 0 {
+		k := len(a) - 1 - r.IntN(12)
+		if r.IntN(2) == 0 {
+			k = r.IntN(len(a))
+		}
+		a[k] ^= byte(1 + r.IntN(255))
+	}
+	return a
+}
+
 func bigCompareProgram() corpusProgram {
 	return corpusProgram{
 		file:    "big_compare.naam",
@@ -4445,15 +4460,7 @@ func bigCompareProgram() corpusProgram {
 				name: "cmp_req", argsEnd: 301, req: 301, reply: 8,
 				gen: func(r *rand.Rand, rg [][]byte) []byte {
 					i := r.IntN(256)
-					a := slices.Clone(rg[0][300*(i%2):][:300])
-					if r.IntN(3) > 0 {
-						k := 300 - 1 - r.IntN(12)
-						if r.IntN(2) == 0 {
-							k = r.IntN(300)
-						}
-						a[k] ^= byte(1 + r.IntN(255))
-					}
-					return mk(301).raw(0, a).u(300, 1, uint64(i))
+					return mk(301).raw(0, blobRequest(r, rg[0][300*(i%2):][:300])).u(300, 1, uint64(i))
 				},
 				ref: func(req []byte, rg [][]byte) ([]byte, uint32) {
 					a, b := req[:300], rg[0][300*int(req[300]%2):][:300]
@@ -4467,6 +4474,37 @@ func bigCompareProgram() corpusProgram {
 					out := mk(8).u(4, 4, uint64(first))
 					putBool(out, 0, bytes.Equal(a, b))
 					return replied(out)
+				},
+			},
+			{
+				name: "reply_side", argsEnd: 301, req: 301, reply: 301,
+				gen: func(r *rand.Rand, rg [][]byte) []byte {
+					i := r.IntN(256)
+					return mk(301).raw(0, blobRequest(r, rg[0][300*(i%2):][:300])).u(300, 1, uint64(i))
+				},
+				ref: func(req []byte, rg [][]byte) ([]byte, uint32) {
+					a, b := req[:300], rg[0][300*int(req[300]%2):][:300]
+					out := mk(301).raw(0, a)
+					putBool(out, 300, bytes.Equal(a, b))
+					return replied(out)
+				},
+			},
+		},
+	}
+}
+
+func bigCompareReqProgram() corpusProgram {
+	return corpusProgram{
+		file: "big_compare_req.naam",
+		handlers: []corpusHandler{
+			{
+				name: "req_req", argsEnd: 600, req: 600, reply: 1,
+				gen: func(r *rand.Rand, _ [][]byte) []byte {
+					a := randBytes(r, 300)
+					return mk(600).raw(0, a).raw(300, blobRequest(r, a))
+				},
+				ref: func(req []byte, _ [][]byte) ([]byte, uint32) {
+					return replied([]byte{b2u[uint8](bytes.Equal(req[:300], req[300:600]))})
 				},
 			},
 		},
