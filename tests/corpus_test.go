@@ -4251,6 +4251,13 @@ func bigValuesProgram() corpusProgram {
 					return replied(le.AppendUint64(nil, last+uint64(tag)+1000))
 				},
 			},
+			{
+				name: "store", argsEnd: 176, req: 176, reply: 4,
+				ref: func(req []byte, rg [][]byte) ([]byte, uint32) {
+					copy(el(rg, req[0]), req[8:176])
+					return replied(slices.Clone(req[168:172]))
+				},
+			},
 		},
 		random: 200,
 	}
@@ -4258,7 +4265,9 @@ func bigValuesProgram() corpusProgram {
 
 func registerPressureProgram() corpusProgram {
 	return corpusProgram{
-		file: "register_pressure.naam",
+		file:    "register_pressure.naam",
+		regions: []uint64{512},
+		setup:   func(r *rand.Rand, rg [][]byte) { copy(rg[0], randBytes(r, 512)) },
 		handlers: []corpusHandler{
 			{
 				name: "many", argsEnd: 16, req: 16, reply: 32,
@@ -4304,8 +4313,42 @@ func registerPressureProgram() corpusProgram {
 					return replied(le.AppendUint64(nil, acc))
 				},
 			},
+			{
+				name: "capped", argsEnd: 16, req: 16, reply: 24,
+				gen: func(r *rand.Rand, _ [][]byte) []byte {
+					return mk(16).u(0, 1, uint64(r.IntN(19))).u(8, 8, r.Uint64())
+				},
+				ref: func(req []byte, rg [][]byte) ([]byte, uint32) {
+					n, a := req[0], get[uint64](req, 8)
+					if n > 16 {
+						return failed(lang.FailLoopCap)
+					}
+					table := func(i uint64) uint64 { return get[uint64](rg[0], 8*int(i)) }
+					x0, x1, x2, x3, x4, x5, x6, x7 := a, a*3, a^0x5a5a, a>>3, a+11, ^a, a<<2, a|1
+					for i := range uint64(n) {
+						h := fnv1a(le.AppendUint64(nil, x0))
+						j := (h ^ x1) % 80
+						if j >= 64 {
+							return failed(lang.FailIndexOutOfRange)
+						}
+						x0 += table(j) ^ x7
+						x1 ^= x0 + i
+						x2 = x2*5 + x1
+						x3 += table((x2 >> 7) % 64)
+						x4 ^= x3 + h
+						x5 += x4
+						x6 = x6 ^ x5 ^ i
+						x7 += x6 | 1
+					}
+					out := make([]byte, 24)
+					put(out, 0, x0^x1^x2)
+					put(out, 8, x3+x4+x5)
+					put(out, 16, x6^x7)
+					return replied(out)
+				},
+			},
 		},
-		random: 100,
+		random: 200,
 	}
 }
 
