@@ -63,8 +63,19 @@ func plainServer(b *testing.B) *net.UDPConn {
 }
 
 // batchServer echoes with ReadBatch/WriteBatch of up to 64, until closed.
-func batchServer(b *testing.B, portable bool) *UDPConn {
-	srv, err := ListenUDP(UDPConfig{ReadBuffer: 1 << 20, WriteBuffer: 1 << 20, Portable: portable})
+// benchPaths are the UDPConn configurations measured beside plain Go.
+var benchPaths = []struct {
+	name string
+	cfg  UDPConfig
+}{
+	{"conn", UDPConfig{}},
+	{"conn-nooffload", UDPConfig{NoOffload: true}},
+	{"conn-portable", UDPConfig{Portable: true}},
+}
+
+func batchServer(b *testing.B, cfg UDPConfig) *UDPConn {
+	cfg.ReadBuffer, cfg.WriteBuffer = 1<<20, 1<<20
+	srv, err := ListenUDP(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -108,14 +119,10 @@ func BenchmarkPingPong(b *testing.B) {
 		}
 		lat.report(b, b.N)
 	})
-	for _, portable := range []bool{false, true} {
-		name := "conn"
-		if portable {
-			name = "conn-portable"
-		}
-		b.Run(name, func(b *testing.B) {
-			srv := batchServer(b, portable)
-			cl, err := ListenUDP(UDPConfig{Portable: portable})
+	for _, path := range benchPaths {
+		b.Run(path.name, func(b *testing.B) {
+			srv := batchServer(b, path.cfg)
+			cl, err := ListenUDP(path.cfg)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -187,22 +194,19 @@ func BenchmarkEcho(b *testing.B) {
 				return nil
 			})
 		})
-		for _, portable := range []bool{false, true} {
-			name := "batch"
-			if portable {
-				name = "batch-portable"
-			}
-			b.Run(fmt.Sprintf("%s/clients=%d", name, clients), func(b *testing.B) {
-				benchBatchEcho(b, clients, window, portable)
+		for _, path := range benchPaths {
+			b.Run(fmt.Sprintf("%s/clients=%d", path.name, clients), func(b *testing.B) {
+				benchBatchEcho(b, clients, window, path.cfg)
 			})
 		}
 	}
 }
 
-func benchBatchEcho(b *testing.B, clients, window int, portable bool) {
-	to := batchServer(b, portable).LocalAddr()
+func benchBatchEcho(b *testing.B, clients, window int, cfg UDPConfig) {
+	to := batchServer(b, cfg).LocalAddr()
+	cfg.ReadBuffer, cfg.WriteBuffer = 1<<20, 1<<20
 	runClients(b, clients, func(count int, lat *latencies) error {
-		cl, err := ListenUDP(UDPConfig{ReadBuffer: 1 << 20, WriteBuffer: 1 << 20, Portable: portable})
+		cl, err := ListenUDP(cfg)
 		if err != nil {
 			return err
 		}

@@ -7,7 +7,7 @@ import "syscall"
 // msgTrunc is MSG_TRUNC where x/net reports it; unknown here.
 const msgTrunc = 0
 
-func newMmsgBatcher(syscall.RawConn, bool) batcher { return nil }
+func newMmsgBatcher(syscall.RawConn, bool, bool, *udpCounters) batcher { return nil }
 
 func controlReusePort(syscall.RawConn) error { return errUnsupported }
 

@@ -29,6 +29,15 @@ type UDPConfig struct {
 	ReadBuffer  int
 	WriteBuffer int
 
+	// NoOffload turns off UDP segmentation offload on send (GSO: a train
+	// of equal datagrams to one address leaves as one message) and receive
+	// offload (GRO: such trains arrive as one message and are cut up
+	// again). Both are on by default on the Linux path and invisible to
+	// callers, who still see one Packet per datagram; GRO costs each socket
+	// 8 receive buffers of 64 KiB. A train the kernel refuses is resent
+	// datagram by datagram and trains stay off for that socket.
+	NoOffload bool
+
 	// Portable reads and writes through golang.org/x/net/ipv4 and ipv6
 	// ReadBatch and WriteBatch instead of this package's own recvmmsg and
 	// sendmmsg calls. Both batch on Linux; the own path keeps its kernel
@@ -39,15 +48,17 @@ type UDPConfig struct {
 }
 
 // UDPConn is a Conn over one UDP socket, read with recvmmsg and written
-// with sendmmsg.
+// with sendmmsg (see mmsg_linux.go for the Linux path's refinements: UDP
+// GSO and GRO trains, single-datagram calls at light load).
 type UDPConn struct {
 	pc    *net.UDPConn
 	io    batcher
 	local Addr
 	v6    bool
 
-	rmu sync.Mutex // one ReadBatch at a time: the batcher's arrays are shared
-	wmu sync.Mutex
+	rmu    sync.Mutex // one ReadBatch at a time: the batcher's arrays are shared
+	wmu    sync.Mutex
+	closed atomic.Bool // so that datagrams left of a GRO train die with the conn
 
 	stats udpCounters
 }
@@ -63,14 +74,17 @@ type batcher interface {
 // UDPStats counts a UDPConn's traffic since it was opened.
 type UDPStats struct {
 	RxPackets   uint64 // datagrams received
-	RxBatches   uint64 // ReadBatch calls that returned datagrams (one recvmmsg each)
+	RxBatches   uint64 // ReadBatch calls that returned datagrams
 	RxTruncated uint64 // datagrams cut to the caller's buffer
+	RxGRO       uint64 // received messages that carried several datagrams (GRO)
 	TxPackets   uint64 // datagrams handed to the kernel
-	TxBatches   uint64 // sendmmsg calls
+	TxBatches   uint64 // send system calls
+	TxGSO       uint64 // sent messages that carried several datagrams (GSO)
 }
 
 type udpCounters struct {
-	rxPackets, rxBatches, rxTruncated, txPackets, txBatches atomic.Uint64
+	rxPackets, rxBatches, rxTruncated, rxGRO atomic.Uint64
+	txPackets, txBatches, txGSO              atomic.Uint64
 }
 
 // ListenUDP opens one UDP socket.
@@ -155,7 +169,7 @@ func listenUDP(cfg UDPConfig, reusePort bool) (*UDPConn, error) {
 			pc.Close()
 			return nil, err
 		}
-		c.io = newMmsgBatcher(rc, c.v6)
+		c.io = newMmsgBatcher(rc, c.v6, !cfg.NoOffload, &c.stats)
 	}
 	if c.io == nil {
 		c.io = newXNetBatcher(pc, c.v6)
@@ -163,7 +177,8 @@ func listenUDP(cfg UDPConfig, reusePort bool) (*UDPConn, error) {
 	return c, nil
 }
 
-// ReadBatch receives up to len(ps) datagrams with one recvmmsg. Each
+// ReadBatch receives up to len(ps) datagrams with at most one system call
+// (none when a GRO train from the last call still holds datagrams). Each
 // returned Packet's Addr is its source (a link-local IPv6 source carries its
 // interface index as the zone).
 func (c *UDPConn) ReadBatch(ps []Packet) (int, error) {
@@ -172,6 +187,9 @@ func (c *UDPConn) ReadBatch(ps []Packet) (int, error) {
 	}
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
+	if c.closed.Load() {
+		return 0, fmt.Errorf("transport: read %v: %w", c.local, ErrClosed)
+	}
 	n, trunc, err := c.io.read(ps)
 	if n > 0 {
 		c.stats.rxPackets.Add(uint64(n))
@@ -183,8 +201,9 @@ func (c *UDPConn) ReadBatch(ps []Packet) (int, error) {
 	return n, err
 }
 
-// WriteBatch sends the datagrams with as few sendmmsg calls as the kernel
-// allows (one, unless the socket buffer fills).
+// WriteBatch sends the datagrams with as few system calls as the kernel
+// allows (one, unless the socket buffer fills); with offload, runs of
+// equal datagrams to one address go as single GSO messages.
 func (c *UDPConn) WriteBatch(ps []Packet) (int, error) {
 	// Send the valid prefix; a bad packet ends the batch and its error is
 	// reported once the packets before it are out.
@@ -244,7 +263,10 @@ func (c *UDPConn) SetReadDeadline(t time.Time) error { return c.pc.SetReadDeadli
 
 // Close closes the socket; a blocked ReadBatch returns an error matching
 // ErrClosed.
-func (c *UDPConn) Close() error { return c.pc.Close() }
+func (c *UDPConn) Close() error {
+	c.closed.Store(true)
+	return c.pc.Close()
+}
 
 // Stats returns the conn's counters.
 func (c *UDPConn) Stats() UDPStats {
@@ -252,8 +274,10 @@ func (c *UDPConn) Stats() UDPStats {
 		RxPackets:   c.stats.rxPackets.Load(),
 		RxBatches:   c.stats.rxBatches.Load(),
 		RxTruncated: c.stats.rxTruncated.Load(),
+		RxGRO:       c.stats.rxGRO.Load(),
 		TxPackets:   c.stats.txPackets.Load(),
 		TxBatches:   c.stats.txBatches.Load(),
+		TxGSO:       c.stats.txGSO.Load(),
 	}
 }
 

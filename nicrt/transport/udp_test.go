@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"errors"
 	"net/netip"
 	"sync"
@@ -8,13 +9,15 @@ import (
 	"time"
 )
 
-func udpPair(ip netip.Addr, portable bool) pairFunc {
+// udpPair opens two sockets on ip configured as cfg.
+func udpPair(ip netip.Addr, cfg UDPConfig) pairFunc {
 	return func(t *testing.T) (Conn, Conn) {
-		a, err := ListenUDP(UDPConfig{Addr: netip.AddrPortFrom(ip, 0), Portable: portable})
+		cfg.Addr = netip.AddrPortFrom(ip, 0)
+		a, err := ListenUDP(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := ListenUDP(UDPConfig{Addr: netip.AddrPortFrom(ip, 0), Portable: portable})
+		b, err := ListenUDP(cfg)
 		if err != nil {
 			a.Close()
 			t.Fatal(err)
@@ -24,12 +27,20 @@ func udpPair(ip netip.Addr, portable bool) pairFunc {
 	}
 }
 
-func TestUDPConn4(t *testing.T) {
-	testConn(t, udpPair(netip.MustParseAddr("127.0.0.1"), false))
+// udpPaths are the UDPConn configurations every UDP test runs on.
+var udpPaths = []struct {
+	name string
+	cfg  UDPConfig
+}{
+	{"own", UDPConfig{}},
+	{"own-nooffload", UDPConfig{NoOffload: true}},
+	{"portable", UDPConfig{Portable: true}},
 }
 
-func TestUDPConn4Portable(t *testing.T) {
-	testConn(t, udpPair(netip.MustParseAddr("127.0.0.1"), true))
+func TestUDPConn4(t *testing.T) {
+	for _, path := range udpPaths {
+		t.Run(path.name, func(t *testing.T) { testConn(t, udpPair(netip.MustParseAddr("127.0.0.1"), path.cfg)) })
+	}
 }
 
 func TestUDPConn6(t *testing.T) {
@@ -38,8 +49,9 @@ func TestUDPConn6(t *testing.T) {
 		t.Skipf("no IPv6 loopback here: %v", err)
 	}
 	c.Close()
-	t.Run("own", func(t *testing.T) { testConn(t, udpPair(netip.IPv6Loopback(), false)) })
-	t.Run("portable", func(t *testing.T) { testConn(t, udpPair(netip.IPv6Loopback(), true)) })
+	for _, path := range udpPaths {
+		t.Run(path.name, func(t *testing.T) { testConn(t, udpPair(netip.IPv6Loopback(), path.cfg)) })
+	}
 }
 
 func TestUDPDefaultsToLoopback(t *testing.T) {
@@ -56,12 +68,12 @@ func TestUDPDefaultsToLoopback(t *testing.T) {
 // One WriteBatch of 32 datagrams is one sendmmsg; the receiver gets them in
 // few recvmmsg calls.
 func TestUDPBatching(t *testing.T) {
-	for _, portable := range []bool{false, true} {
-		a, err := ListenUDP(UDPConfig{Portable: portable})
+	for _, path := range udpPaths {
+		a, err := ListenUDP(path.cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := ListenUDP(UDPConfig{Portable: portable})
+		b, err := ListenUDP(path.cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,10 +88,10 @@ func TestUDPBatching(t *testing.T) {
 		readN(t, b, 32)
 		as, bs := a.Stats(), b.Stats()
 		if as.TxPackets != 32 || as.TxBatches != 1 {
-			t.Errorf("portable=%v: sender %+v, want 32 packets in 1 sendmmsg", portable, as)
+			t.Errorf("%s: sender %+v, want 32 packets in 1 sendmmsg", path.name, as)
 		}
 		if bs.RxPackets != 32 || bs.RxBatches > 8 {
-			t.Errorf("portable=%v: receiver %+v, want 32 packets in at most 8 recvmmsg (8 per call)", portable, bs)
+			t.Errorf("%s: receiver %+v, want 32 packets in at most 8 reads (8 per call)", path.name, bs)
 		}
 	}
 }
@@ -205,15 +217,19 @@ func TestUDPAllocs(t *testing.T) {
 	}
 	// x/net allocates the source address of each received datagram (two
 	// objects); the rest of either path allocates nothing.
-	for _, tc := range []struct {
-		portable bool
-		max      float64
-	}{{false, 0}, {true, 2 * 8}} {
-		a, err := ListenUDP(UDPConfig{Portable: tc.portable})
+	for _, path := range udpPaths {
+		tc := struct {
+			name string
+			max  float64
+		}{path.name, 0}
+		if path.cfg.Portable {
+			tc.max = 2 * 8
+		}
+		a, err := ListenUDP(path.cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := ListenUDP(UDPConfig{Portable: tc.portable})
+		b, err := ListenUDP(path.cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,31 +252,122 @@ func TestUDPAllocs(t *testing.T) {
 			}
 		})
 		if allocs > tc.max {
-			t.Errorf("portable=%v: %v allocations per 8-datagram round trip, want at most %v", tc.portable, allocs, tc.max)
+			t.Errorf("%s: %v allocations per 8-datagram round trip, want at most %v", tc.name, allocs, tc.max)
 		}
 		if w := testing.AllocsPerRun(50, func() { a.WriteBatch(w[:1]) }); w != 0 {
-			t.Errorf("portable=%v: WriteBatch allocates %v times, want 0", tc.portable, w)
+			t.Errorf("%s: WriteBatch allocates %v times, want 0", tc.name, w)
+		}
+		one := testing.AllocsPerRun(50, func() {
+			if n, err := b.ReadBatch(r[:1]); n != 1 || err != nil {
+				t.Fatalf("ReadBatch = %d, %v", n, err)
+			}
+		})
+		if one > tc.max/8 {
+			t.Errorf("%s: a one-datagram ReadBatch allocates %v times, want at most %v", tc.name, one, tc.max/8)
 		}
 		a.Close()
 		b.Close()
 	}
 }
 
+// Datagrams longer than the buffer are cut, on the one-datagram path
+// (recvfrom) and the batch path (recvmmsg) alike.
 func TestUDPTruncates(t *testing.T) {
-	for _, portable := range []bool{false, true} {
-		c, err := ListenUDP(UDPConfig{Portable: portable})
-		if err != nil {
-			t.Fatal(err)
+	for _, path := range udpPaths {
+		for _, batch := range []int{1, 4} {
+			c, err := ListenUDP(path.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.WriteBatch([]Packet{{Addr: c.LocalAddr(), Buf: make([]byte, 100), N: 100}})
+			ps := makePackets(batch, 10)
+			c.SetReadDeadline(time.Now().Add(waitLimit))
+			if n, err := c.ReadBatch(ps); n != 1 || err != nil || ps[0].N != 10 || ps[0].Addr != c.LocalAddr() {
+				t.Errorf("%s batch=%d: ReadBatch = %d, %v, N %d from %v; want 1 datagram cut to 10 bytes",
+					path.name, batch, n, err, ps[0].N, ps[0].Addr)
+			}
+			if s := c.Stats(); s.RxTruncated != 1 {
+				t.Errorf("%s batch=%d: RxTruncated = %d, want 1", path.name, batch, s.RxTruncated)
+			}
+			c.Close()
 		}
-		c.WriteBatch([]Packet{{Addr: c.LocalAddr(), Buf: make([]byte, 100), N: 100}})
-		ps := makePackets(1, 10)
-		c.SetReadDeadline(time.Now().Add(waitLimit))
-		if n, err := c.ReadBatch(ps); n != 1 || err != nil || ps[0].N != 10 {
-			t.Errorf("portable=%v: ReadBatch = %d, %v, N %d; want 1 datagram cut to 10 bytes", portable, n, err, ps[0].N)
-		}
-		if s := c.Stats(); s.RxTruncated != 1 {
-			t.Errorf("portable=%v: RxTruncated = %d, want 1", portable, s.RxTruncated)
-		}
-		c.Close()
+	}
+}
+
+// Trains: runs of equal datagrams to one address leave as one message
+// (GSO) and may arrive as one (GRO); the receivers still see every
+// datagram, in order, with its own length and source.
+func TestUDPOffloadTrains(t *testing.T) {
+	for _, path := range udpPaths {
+		t.Run(path.name, func(t *testing.T) {
+			a, _ := ListenUDP(path.cfg)
+			b, _ := ListenUDP(path.cfg)
+			c, _ := ListenUDP(path.cfg)
+			closeAll(t, a, b, c)
+			type want struct {
+				to  Conn
+				len int
+			}
+			var plan []want
+			add := func(to Conn, n, size int) {
+				for range n {
+					plan = append(plan, want{to, size})
+				}
+			}
+			add(b, 10, 100)  // a train
+			add(b, 1, 50)    // a shorter one ends it
+			add(c, 5, 100)   // another address
+			add(b, 3, 0)     // empty datagrams go alone
+			add(b, 150, 64)  // longer than a train may be (64)
+			add(c, 40, 2000) // more bytes than a train may hold
+			add(b, 1, 7)
+			ps := make([]Packet, len(plan))
+			for i, w := range plan {
+				ps[i] = Packet{Addr: w.to.LocalAddr(), Buf: make([]byte, w.len), N: w.len}
+				for j := range ps[i].Buf {
+					ps[i].Buf[j] = byte(i)
+				}
+			}
+			if n, err := a.WriteBatch(ps); n != len(ps) || err != nil {
+				t.Fatalf("WriteBatch = %d, %v; want %d", n, err, len(ps))
+			}
+			for _, rx := range []Conn{b, c} {
+				var expect []int
+				for i, w := range plan {
+					if w.to == rx {
+						expect = append(expect, i)
+					}
+				}
+				// Read 3 at a time so that trains are handed out across calls.
+				got := make([]Packet, 0, len(expect))
+				rd := makePackets(3, 4096)
+				rx.SetReadDeadline(time.Now().Add(waitLimit))
+				for len(got) < len(expect) {
+					n, err := rx.ReadBatch(rd)
+					if err != nil {
+						t.Fatalf("after %d of %d: %v", len(got), len(expect), err)
+					}
+					for _, p := range rd[:n] {
+						got = append(got, Packet{Addr: p.Addr, Buf: bytes.Clone(p.Payload()), N: p.N})
+					}
+				}
+				for k, i := range expect {
+					p := got[k]
+					if p.N != plan[i].len || p.Addr != a.LocalAddr() || (p.N > 0 && (p.Buf[0] != byte(i) || p.Buf[p.N-1] != byte(i))) {
+						t.Fatalf("datagram %d: %d bytes from %v starting %v; want packet %d, %d bytes from %v",
+							k, p.N, p.Addr, p.Buf[:min(p.N, 1)], i, plan[i].len, a.LocalAddr())
+					}
+				}
+			}
+			as, bs := a.Stats(), b.Stats()
+			offload := !path.cfg.NoOffload && !path.cfg.Portable
+			if offload && as.TxGSO == 0 {
+				t.Errorf("no train left with GSO on: %+v", as)
+			}
+			if !offload && (as.TxGSO != 0 || bs.RxGRO != 0) {
+				t.Errorf("trains without offload: sender %+v, receiver %+v", as, bs)
+			}
+			t.Logf("sender %+v; receiver %+v", as, bs)
+		})
 	}
 }
