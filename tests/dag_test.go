@@ -26,6 +26,7 @@ var allowedImports = map[string][]string{
 	"internal/verifygen":       {"bytecode"},
 	"internal/naameval":        {"lang"},
 	"internal/naamgen":         {},
+	"nicrt":                    {"bytecode", "verifier", "vm"},
 	"nicrt/transport":          {},
 	"nicrt/wire":               {},
 }

@@ -1,0 +1,188 @@
+package nicrt
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/naam-project/naam/verifier"
+)
+
+// Config describes the modelled DPU and the runtime's policies. It is a
+// plain value: a zero field takes the default named in its comment, which
+// models a BlueField-2-class DPU (spec/nic.md gives the source of every
+// number and says which are estimates).
+type Config struct {
+	// NICCores is the number of NIC cores (goroutines with an unchecked
+	// VM each). Default 8: BlueField-2 has eight Arm Cortex-A72 cores.
+	NICCores int
+	// NICClockHz is the NIC cores' clock. Default 2.5 GHz.
+	NICClockHz float64
+	// NICCyclesPerInsn is what one bytecode instruction costs an
+	// interpreter on a NIC core. Default 10 (an estimate, spec/nic.md).
+	NICCyclesPerInsn float64
+	// NICBudget is the most instructions one invocation may take on a NIC
+	// core: a handler whose verified bound is larger runs on a host core.
+	// Default 2,000 (about 8 µs modelled; a policy, spec/nic.md).
+	NICBudget uint64
+	// NICMemBytes is the NIC memory that regions registered with NICMem
+	// may use in all. Default 16 GiB (the DPU's on-board DDR4).
+	NICMemBytes uint64
+	// NICMemLatency is what the model charges for a NIC core's first touch
+	// of a nicmem region in an invocation. Default 100 ns (an estimate).
+	NICMemLatency time.Duration
+
+	// DMALatency is a PCIe round trip between the NIC and host memory
+	// (a DMA read, a PCIe atomic). Default 1 µs.
+	DMALatency time.Duration
+	// DMABytesPerSec is the PCIe bandwidth for DMA. Default 25 GB/s
+	// (Gen4 x16 after protocol overhead; an estimate).
+	DMABytesPerSec float64
+	// DMATouchBytes is what the model moves for one touch of a region by
+	// plain loads or stores. Default 64 (a cache line).
+	DMATouchBytes uint64
+
+	// LinkBitsPerSec is the network link rate, for the model's wire time.
+	// Default 200 Gb/s (2 × 100 GbE).
+	LinkBitsPerSec float64
+	// RxQueueDepth bounds every core's rx queue. Default 1,024.
+	RxQueueDepth int
+	// TxQueueDepth is the depth the network side should give its tx
+	// queues; this package only reports it. Default 1,024.
+	TxQueueDepth int
+	// MaxReply is the size of a handler's reply buffer when its object
+	// declares no results, and the largest READ. Default 1,408 bytes.
+	MaxReply int
+
+	// HostCores is the number of host fallback cores. Default 2; a
+	// negative value means none (then handlers that need the host are
+	// refused at Install, and nothing spills).
+	HostCores int
+	// HostClockHz and HostCyclesPerInsn model the host cores. Defaults
+	// 3 GHz and 4 cycles per instruction (measured on this project's
+	// machine, spec/nic.md).
+	HostClockHz       float64
+	HostCyclesPerInsn float64
+	// HostBudget is the verifier's budget at Install: the largest proven
+	// bound a handler may have at all. Default verifier.DefaultBudget.
+	HostBudget uint64
+	// HostUnchecked runs host cores in the VM's unchecked mode too. By
+	// default they are checked: the host is where a mistake would hurt.
+	HostUnchecked bool
+
+	// SpillThreshold: when the steered NIC core already has this many
+	// requests queued, the request goes to a host core instead. Default
+	// 128; a negative value never spills.
+	SpillThreshold int
+	// Steering picks the NIC core for a request. Default SteerFlow.
+	Steering Steering
+	// BuiltinInsns is the modelled instruction count of one built-in verb.
+	// Default 16.
+	BuiltinInsns uint64
+
+	// Outbox receives what handlers send and forward; nil refuses both
+	// (the helpers return -1).
+	Outbox Outbox
+	// Trace receives the bytes of the trace helper; nil drops them.
+	// Writes are serialised.
+	Trace io.Writer
+	// Seed seeds the random helper (core i uses PCG(Seed, i)).
+	Seed uint64
+}
+
+// Steering is how a request is mapped to a NIC core.
+type Steering uint8
+
+const (
+	// SteerFlow hashes (source node, tenant), as RSS hashes a flow: one
+	// client's requests of one tenant run in order on one core.
+	SteerFlow Steering = iota
+	// SteerRequest hashes (source node, request id): one client's requests
+	// spread over all cores.
+	SteerRequest
+)
+
+func (s Steering) String() string {
+	switch s {
+	case SteerFlow:
+		return "flow"
+	case SteerRequest:
+		return "request"
+	}
+	return fmt.Sprintf("Steering(%d)", uint8(s))
+}
+
+// DefaultConfig returns the defaults, every field filled.
+func DefaultConfig() Config {
+	return Config{}.withDefaults()
+}
+
+func (c Config) withDefaults() Config {
+	setInt(&c.NICCores, 8)
+	setFloat(&c.NICClockHz, 2.5e9)
+	setFloat(&c.NICCyclesPerInsn, 10)
+	setU64(&c.NICBudget, 2_000)
+	setU64(&c.NICMemBytes, 16<<30)
+	setDur(&c.NICMemLatency, 100*time.Nanosecond)
+	setDur(&c.DMALatency, time.Microsecond)
+	setFloat(&c.DMABytesPerSec, 25e9)
+	setU64(&c.DMATouchBytes, 64)
+	setFloat(&c.LinkBitsPerSec, 200e9)
+	setInt(&c.RxQueueDepth, 1024)
+	setInt(&c.TxQueueDepth, 1024)
+	setInt(&c.MaxReply, 1408)
+	setInt(&c.HostCores, 2)
+	setFloat(&c.HostClockHz, 3e9)
+	setFloat(&c.HostCyclesPerInsn, 4)
+	setU64(&c.HostBudget, verifier.DefaultBudget)
+	setInt(&c.SpillThreshold, 128)
+	setU64(&c.BuiltinInsns, 16)
+	return c
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.NICCores < 1:
+		return errors.New("nicrt: config: NICCores must be at least 1")
+	case c.NICClockHz < 0 || c.NICCyclesPerInsn < 0 || c.HostClockHz < 0 || c.HostCyclesPerInsn < 0 ||
+		c.DMABytesPerSec < 0 || c.LinkBitsPerSec < 0 || c.DMALatency < 0 || c.NICMemLatency < 0:
+		return errors.New("nicrt: config: clocks, cycle counts, latencies and rates must not be negative")
+	case c.RxQueueDepth < 1:
+		return errors.New("nicrt: config: RxQueueDepth must be at least 1")
+	case c.MaxReply < 8 || c.MaxReply%8 != 0:
+		return fmt.Errorf("nicrt: config: MaxReply %d must be a positive multiple of 8", c.MaxReply)
+	case c.Steering > SteerRequest:
+		return fmt.Errorf("nicrt: config: unknown steering %d", c.Steering)
+	case c.NICBudget > c.HostBudget:
+		return fmt.Errorf("nicrt: config: NICBudget %d exceeds HostBudget %d", c.NICBudget, c.HostBudget)
+	}
+	return nil
+}
+
+func setInt(p *int, v int) {
+	if *p == 0 {
+		*p = v
+	}
+}
+
+func setU64(p *uint64, v uint64) {
+	if *p == 0 {
+		*p = v
+	}
+}
+
+func setFloat(p *float64, v float64) {
+	if *p == 0 {
+		*p = v
+	}
+}
+
+func setDur(p *time.Duration, v time.Duration) {
+	if *p == 0 {
+		*p = v
+	}
+}
+
+// hostCores returns the number of host cores after defaults.
+func (c Config) hostCores() int { return max(c.HostCores, 0) }

@@ -1,0 +1,286 @@
+package nicrt
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/vm"
+)
+
+// task is one queued message.
+type task struct {
+	msg   Message
+	done  func(Reply)
+	h     *handler
+	place Placement
+}
+
+// core is one NIC or host core: a goroutine with its own VM and rx queue.
+type core struct {
+	n     *NIC
+	id    int
+	host  bool
+	q     chan task
+	m     *vm.Machine
+	inv   vm.Invocation // reused, so that a run does not allocate
+	task  task          // the task being run
+	reply []byte        // the reply buffer: MaxReply bytes, 8-byte aligned
+	env   coreEnv
+	ctr   coreCounters
+}
+
+type coreCounters struct {
+	placed                                  [numPlacements]atomic.Uint64
+	runs, insns, cycles                     atomic.Uint64
+	replies, errors, forwarded, faults      atomic.Uint64
+	sends, sendsRefused, forwards, traces   atomic.Uint64
+	dmaReads, dmaWrites, dmaBytes, dmaNanos atomic.Uint64
+	localHits, modelNanos, busyNanos        atomic.Uint64
+	requestBytes, replyBytes                atomic.Uint64
+}
+
+func newCore(n *NIC, id int, host bool) *core {
+	c := &core{n: n, id: id, host: host, q: make(chan task, n.cfg.RxQueueDepth)}
+	words := make([]uint64, n.cfg.MaxReply/8)
+	c.reply = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), n.cfg.MaxReply)
+	c.env = coreEnv{c: c, rng: rand.New(rand.NewPCG(n.cfg.Seed, uint64(id)))}
+	helpers := vm.ABIHelpers(&c.env)
+	// Bulk helpers move bytes of regions: account for them exactly.
+	hash, cp, send := helpers[bytecode.HelperHash], helpers[bytecode.HelperCopy], helpers[bytecode.HelperSend]
+	helpers[bytecode.HelperHash] = func(m *vm.Machine, ptr, l, r3, r4, r5 uint64) (uint64, error) {
+		v, err := hash(m, ptr, l, r3, r4, r5)
+		if err == nil {
+			c.env.bulk(ptr, l, false)
+		}
+		return v, err
+	}
+	helpers[bytecode.HelperCopy] = func(m *vm.Machine, dst, src, l, r4, r5 uint64) (uint64, error) {
+		v, err := cp(m, dst, src, l, r4, r5)
+		if err == nil {
+			c.env.bulk(src, l, false)
+			c.env.bulk(dst, l, true)
+		}
+		return v, err
+	}
+	helpers[bytecode.HelperSend] = func(m *vm.Machine, node, h, ptr, l, r5 uint64) (uint64, error) {
+		v, err := send(m, node, h, ptr, l, r5)
+		if err == nil && v == 0 {
+			c.env.bulk(ptr, l, false)
+		}
+		return v, err
+	}
+	opts := vm.Options{Helpers: helpers, Budget: n.cfg.NICBudget, Unchecked: true}
+	if host {
+		// Host cores run what the NIC may not: up to the install budget.
+		opts.Budget, opts.Unchecked = n.cfg.HostBudget, n.cfg.HostUnchecked
+	}
+	c.m = vm.NewMachine(opts)
+	return c
+}
+
+// enqueue queues t without blocking and counts the placement.
+func (c *core) enqueue(t *task) bool {
+	select {
+	case c.q <- *t:
+	default:
+		return false
+	}
+	c.ctr.placed[t.place].Add(1)
+	t.h.ctr.placed[t.place].Add(1)
+	return true
+}
+
+func (c *core) loop() {
+	for t := range c.q {
+		// Run from a field of the core: a pointer to the loop variable
+		// would move every task to the heap.
+		c.task = t
+		c.run(&c.task)
+		c.task = task{} // keep nothing of the message alive
+	}
+}
+
+// run executes one task to completion and calls its done.
+func (c *core) run(t *task) {
+	start := time.Now()
+	h := t.h
+	var r Reply
+	var k cost
+	if h.verb != 0 {
+		r, k = c.verb(t)
+	} else {
+		r, k = c.invoke(t)
+	}
+	r.Placement, r.Core = t.place, c.id
+	r.ModelNanos = uint64(k.nanos)
+	c.account(h, &r, k)
+	c.ctr.requestBytes.Add(uint64(len(t.msg.Payload)))
+	c.ctr.replyBytes.Add(uint64(len(r.Data)))
+	c.ctr.busyNanos.Add(uint64(time.Since(start)))
+	t.done(r)
+	if h.prog != nil {
+		h.prog.release()
+	}
+}
+
+// invoke runs an installed handler in the core's VM.
+func (c *core) invoke(t *task) (r Reply, k cost) {
+	h := t.h
+	c.inv = vm.Invocation{
+		Entry: h.entry, Handler: h.id, SrcNode: t.msg.SrcNode, Tenant: t.msg.Tenant, RequestID: t.msg.RequestID,
+		Request: t.msg.Payload, Reply: c.reply[:h.replySize], Regions: h.regions,
+	}
+	c.env.begin(t)
+	res, err := c.runVM(h)
+	k = c.env.end()
+	c.inv.Request, c.inv.Regions = nil, nil // keep nothing of the message alive
+	r.Insns = res.Insns
+	switch {
+	case err != nil:
+		r.Status, r.Err, r.Forward = StatusFault, err, res.Forward
+	case res.Outcome == bytecode.OutcomeReply:
+		r.Data = res.Reply
+	case res.Outcome == bytecode.OutcomeError:
+		r.Status, r.Code = StatusError, res.Code
+	case res.Outcome == bytecode.OutcomeForwarded:
+		r.Status, r.Forward = StatusForwarded, res.Forward
+	}
+	k.add(c.n.model.insns(res.Insns, c.host))
+	k.add(h.static[b2i(c.host)])
+	if c.host {
+		k.add(c.n.model.handoff(len(t.msg.Payload), len(r.Data)))
+	}
+	return r, k
+}
+
+// runVM runs the invocation, turning a Go panic (which an unchecked
+// machine does not recover) into an internal fault, so that it never
+// escapes a run.
+func (c *core) runVM(h *handler) (res vm.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = vm.Result{}, &vm.Fault{Kind: vm.FaultInternal, Err: fmt.Errorf("%v", p)}
+		}
+	}()
+	return c.m.Invoke(h.prog.vm, &c.inv)
+}
+
+// account adds a finished run to the core's and the handler's counters.
+func (c *core) account(h *handler, r *Reply, k cost) {
+	ctr := &c.ctr
+	ctr.runs.Add(1)
+	ctr.insns.Add(r.Insns)
+	ctr.cycles.Add(k.cycles)
+	ctr.modelNanos.Add(uint64(k.nanos))
+	if k.dmaReads|k.dmaWrites != 0 {
+		ctr.dmaReads.Add(k.dmaReads)
+		ctr.dmaWrites.Add(k.dmaWrites)
+		ctr.dmaBytes.Add(k.dmaBytes)
+		ctr.dmaNanos.Add(uint64(k.dmaNanos))
+	}
+	if k.localHits != 0 {
+		ctr.localHits.Add(k.localHits)
+	}
+	h.ctr.runs.Add(1)
+	h.ctr.insns.Add(r.Insns)
+	switch r.Status {
+	case StatusOK:
+		ctr.replies.Add(1)
+		h.ctr.replies.Add(1)
+	case StatusError:
+		ctr.errors.Add(1)
+		h.ctr.errors.Add(1)
+	case StatusForwarded:
+		ctr.forwarded.Add(1)
+		h.ctr.forwarded.Add(1)
+	case StatusFault:
+		ctr.faults.Add(1)
+		h.ctr.faults.Add(1)
+	default: // a verb's rejection
+		c.n.rejected[r.Status].Add(1)
+		h.ctr.rejected.Add(1)
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ErrNoOutbox is what Send and Forward refuse with when Config.Outbox is nil.
+var ErrNoOutbox = errors.New("nicrt: no outbox")
+
+// coreEnv is the node as the ABI helpers of one core see it.
+type coreEnv struct {
+	c   *core
+	rng *rand.Rand
+	cur *task // the run in progress
+	acc cost  // bulk accesses of the run in progress
+}
+
+func (e *coreEnv) begin(t *task) { e.cur, e.acc = t, cost{} }
+
+func (e *coreEnv) end() cost {
+	e.cur = nil
+	return e.acc
+}
+
+// bulk accounts n bytes a helper moved at addr, if addr is in a region.
+func (e *coreEnv) bulk(addr, n uint64, write bool) {
+	idx := int(addr>>32) - int(vm.RegionSegment(0))
+	if e.cur == nil || n == 0 || idx < 0 || idx >= len(e.cur.h.nicmem) {
+		return
+	}
+	e.acc.add(e.c.n.model.access(n, write, false, e.c.host, e.cur.h.nicmem[idx]))
+}
+
+func (e *coreEnv) Now() uint64    { return uint64(time.Since(e.c.n.start)) }
+func (e *coreEnv) Random() uint64 { return e.rng.Uint64() }
+
+func (e *coreEnv) Trace(b []byte) {
+	e.c.ctr.traces.Add(1)
+	if w := e.c.n.cfg.Trace; w != nil {
+		e.c.n.traceMu.Lock()
+		w.Write(b)
+		e.c.n.traceMu.Unlock()
+	}
+}
+
+func (e *coreEnv) origin() Origin {
+	return Origin{Tenant: e.cur.msg.Tenant, Handler: e.cur.h.id, Program: e.cur.h.prog}
+}
+
+func (e *coreEnv) Send(node uint64, handler uint32, payload []byte) error {
+	ob := e.c.n.cfg.Outbox
+	if ob == nil {
+		e.c.ctr.sendsRefused.Add(1)
+		return ErrNoOutbox
+	}
+	if err := ob.Send(e.origin(), node, handler, payload); err != nil {
+		e.c.ctr.sendsRefused.Add(1)
+		return err
+	}
+	e.c.ctr.sends.Add(1)
+	return nil
+}
+
+func (e *coreEnv) Forward(node uint64, handler uint32) error {
+	ob := e.c.n.cfg.Outbox
+	if ob == nil {
+		e.c.ctr.sendsRefused.Add(1)
+		return ErrNoOutbox
+	}
+	if err := ob.Forward(e.origin(), &e.cur.msg, node, handler); err != nil {
+		e.c.ctr.sendsRefused.Add(1)
+		return err
+	}
+	e.c.ctr.forwards.Add(1)
+	return nil
+}

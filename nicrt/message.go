@@ -1,0 +1,180 @@
+package nicrt
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/naam-project/naam/vm"
+)
+
+// Handler ids. Ids below FirstHandlerID are the built-in verbs (spec/nic.md,
+// Built-in verbs); Install hands out ids from FirstHandlerID up and never
+// gives an id out twice, so a late message for an uninstalled handler
+// cannot reach a newer one.
+const (
+	HandlerRead     uint32 = 1 // READ: bytes of a region
+	HandlerWrite    uint32 = 2 // WRITE: bytes into a region
+	HandlerCAS      uint32 = 3 // CAS: 8-byte compare-and-swap
+	HandlerFetchAdd uint32 = 4 // FETCH-ADD: 8-byte fetch-and-add
+	FirstHandlerID  uint32 = 16
+)
+
+// Message is one active message for this node, as the network side
+// decoded it.
+type Message struct {
+	Tenant    uint64 // the tenant the sender is authenticated as
+	Handler   uint32 // a handler id from Install, or a built-in verb
+	RequestID uint64 // unique per sender and tenant
+	SrcNode   uint64 // the sender
+	// Payload is the request. It must stay unchanged until done runs: the
+	// handler reads it in place.
+	Payload []byte
+}
+
+// Status is what became of a message. The values are stable (the wire
+// carries them, spec/nic.md) and only appended.
+type Status uint8
+
+const (
+	StatusOK             Status = iota // the handler replied: Reply.Data
+	StatusError                        // the handler failed with Reply.Code
+	StatusForwarded                    // the handler forwarded the request; another node answers
+	StatusFault                        // the run faulted: Reply.Err is a *vm.Fault (or a run error)
+	StatusUnknownHandler               // no such handler (or it is being uninstalled)
+	StatusForeignHandler               // the handler belongs to another tenant
+	StatusOverloaded                   // the queues were full; the message was dropped
+	StatusBadRequest                   // a built-in verb's payload is malformed
+	StatusUnknownRegion                // a built-in verb names no registered region
+	StatusForeignRegion                // the region belongs to another tenant
+	StatusWrongKey                     // the region's key does not match
+	StatusOutOfBounds                  // the access leaves the region
+	StatusReadOnly                     // a write to a read-only region
+	StatusMisaligned                   // an atomic not on an 8-byte boundary
+	StatusTooLarge                     // a READ longer than MaxReply
+	StatusClosed                       // the NIC is closed
+	numStatus
+)
+
+var statusNames = [numStatus]string{
+	"ok", "error", "forwarded", "fault", "unknown handler", "foreign handler", "overloaded",
+	"bad request", "unknown region", "foreign region", "wrong key", "out of bounds", "read-only",
+	"misaligned", "too large", "closed",
+}
+
+func (s Status) String() string {
+	if s < numStatus {
+		return statusNames[s]
+	}
+	return fmt.Sprintf("Status(%d)", uint8(s))
+}
+
+// Rejected reports whether the message was refused before any handler or
+// verb ran (everything but OK, Error, Forwarded and Fault).
+func (s Status) Rejected() bool { return s > StatusFault }
+
+// Sentinel errors, one per rejection status, in Reply.Err.
+var (
+	ErrUnknownHandler = errors.New("nicrt: unknown handler")
+	ErrForeignHandler = errors.New("nicrt: the handler belongs to another tenant")
+	ErrOverloaded     = errors.New("nicrt: queues full")
+	ErrBadRequest     = errors.New("nicrt: malformed built-in request")
+	ErrUnknownRegion  = errors.New("nicrt: unknown region")
+	ErrForeignRegion  = errors.New("nicrt: the region belongs to another tenant")
+	ErrWrongKey       = errors.New("nicrt: wrong region key")
+	ErrOutOfBounds    = errors.New("nicrt: access out of the region's bounds")
+	ErrReadOnly       = errors.New("nicrt: write to a read-only region")
+	ErrMisaligned     = errors.New("nicrt: atomic not 8-byte aligned")
+	ErrTooLarge       = errors.New("nicrt: READ longer than the largest reply")
+	ErrClosed         = errors.New("nicrt: closed")
+)
+
+var statusErrors = [numStatus]error{
+	StatusUnknownHandler: ErrUnknownHandler,
+	StatusForeignHandler: ErrForeignHandler,
+	StatusOverloaded:     ErrOverloaded,
+	StatusBadRequest:     ErrBadRequest,
+	StatusUnknownRegion:  ErrUnknownRegion,
+	StatusForeignRegion:  ErrForeignRegion,
+	StatusWrongKey:       ErrWrongKey,
+	StatusOutOfBounds:    ErrOutOfBounds,
+	StatusReadOnly:       ErrReadOnly,
+	StatusMisaligned:     ErrMisaligned,
+	StatusTooLarge:       ErrTooLarge,
+	StatusClosed:         ErrClosed,
+}
+
+// Placement is where a request ran, and why.
+type Placement uint8
+
+const (
+	PlaceNIC        Placement = iota // a NIC core
+	PlaceHostBudget                  // a host core: the verified bound exceeds the NIC budget
+	PlaceHostHelper                  // a host core: the handler calls a host-only helper
+	PlaceHostSpill                   // a host core: the NIC queue was past the spill threshold
+	PlaceNone                        // nowhere: rejected before it was queued
+	numPlacements   = PlaceNone
+)
+
+var placementNames = [...]string{"nic", "host-budget", "host-helper", "host-spill", "none"}
+
+func (p Placement) String() string {
+	if int(p) < len(placementNames) {
+		return placementNames[p]
+	}
+	return fmt.Sprintf("Placement(%d)", uint8(p))
+}
+
+// OnHost reports whether the placement is a host core.
+func (p Placement) OnHost() bool { return p >= PlaceHostBudget && p <= PlaceHostSpill }
+
+// Reply is how a message ended. done receives it on the core that ran the
+// message (or on Submit's caller for a rejection).
+type Reply struct {
+	Status Status
+	// Data is the reply (StatusOK). It is the core's buffer: valid only
+	// until done returns, so copy what you keep.
+	Data []byte
+	// Code is the handler's error code (StatusError).
+	Code int32
+	// Forward is where the request went when the handler forwarded it:
+	// always with StatusForwarded, and with StatusFault when the run failed
+	// after forwarding (the request has left all the same).
+	Forward *vm.Forward
+	// Err is the *vm.Fault or run error (StatusFault) or the sentinel of a
+	// rejection; nil otherwise.
+	Err error
+	// Placement and Core say where it ran (Core -1 if it did not).
+	Placement Placement
+	Core      int
+	// Insns is the instructions the handler executed (the modelled count
+	// for a built-in verb).
+	Insns uint64
+	// ModelNanos is the modelled service time on the DPU (spec/nic.md,
+	// Cost model), without queueing.
+	ModelNanos uint64
+}
+
+func rejection(s Status) Reply {
+	return Reply{Status: s, Err: statusErrors[s], Placement: PlaceNone, Core: -1}
+}
+
+// Outbox is where messages that handlers send or forward leave the node;
+// the network side implements it. Both methods run on a core, during the
+// handler's run, so they should not block for long.
+type Outbox interface {
+	// Send sends payload as a one-way message to handler on node. payload
+	// is valid only during the call. handler is the number the handler
+	// passed (spec/nic.md, Handler ids in send and forward).
+	Send(from Origin, node uint64, handler uint32, payload []byte) error
+	// Forward passes the request being run to handler on node, which
+	// answers the original caller. req, including its payload, is valid
+	// only during the call.
+	Forward(from Origin, req *Message, node uint64, handler uint32) error
+}
+
+// Origin is the run that sends or forwards.
+type Origin struct {
+	Tenant  uint64
+	Handler uint32   // the node-wide id of the running handler
+	Program *Program // the program it belongs to (Program.ResolveLocal maps object ids)
+}

@@ -1,0 +1,318 @@
+package nicrt
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/verifier"
+	"github.com/naam-project/naam/vm"
+)
+
+// Errors of Install and Uninstall. Install also returns the object's
+// *bytecode.ObjectError and the verifier's *verifier.Error, wrapped.
+var (
+	ErrRegionMissing  = errors.New("nicrt: the object's region is not registered by the tenant")
+	ErrRegionTooSmall = errors.New("nicrt: the object's region is larger than the registered one")
+	ErrRegionReadOnly = errors.New("nicrt: the object writes a region registered read-only")
+	ErrNeedsHost      = errors.New("nicrt: the handler needs a host core and the node has none")
+	ErrReplyTooLarge  = errors.New("nicrt: the handler's results do not fit the largest reply")
+	ErrIDsExhausted   = errors.New("nicrt: handler ids exhausted")
+	ErrNotInstalled   = errors.New("nicrt: program not installed here")
+	ErrNoHandlers     = errors.New("nicrt: install: the object declares no handlers")
+)
+
+// Program is an installed object: its bytecode, loaded once and shared by
+// every core, its handlers with their node-wide ids, and the regions it is
+// linked to.
+type Program struct {
+	ID     uint64 // node-wide, from 1, never reused (the control plane's program id)
+	Tenant uint64
+	Source string           // the object's source file name
+	Report *verifier.Report // what the verifier proved at Install
+
+	nic      *NIC
+	vm       *vm.Program
+	handlers []*handler // in the object's order
+	regions  []*Region  // linked, in the object's region order
+	removed  bool       // Uninstall began (under NIC.mu)
+
+	// inflight counts accepted messages not yet done; Uninstall waits for
+	// it to reach 0 once draining is set.
+	inflight atomic.Int64
+	draining atomic.Bool
+	drained  chan struct{}
+}
+
+// HandlerInfo describes one installed handler.
+type HandlerInfo struct {
+	ID        uint32 // node-wide id: what a Message names
+	ObjectID  uint32 // the id in the object (bytecode.Handler.ID)
+	Name      string
+	Tenant    uint64
+	MaxInsns  uint64    // the verified worst case
+	Placement Placement // PlaceNIC, PlaceHostBudget or PlaceHostHelper
+	Builtin   bool      // one of the built-in verbs
+}
+
+// Handlers lists the program's handlers in the object's order.
+func (p *Program) Handlers() []HandlerInfo {
+	out := make([]HandlerInfo, len(p.handlers))
+	for i, h := range p.handlers {
+		out[i] = h.info()
+	}
+	return out
+}
+
+// HandlerID returns the node-wide id of the handler called name.
+func (p *Program) HandlerID(name string) (uint32, bool) {
+	for _, h := range p.handlers {
+		if h.name == name {
+			return h.id, true
+		}
+	}
+	return 0, false
+}
+
+// ResolveLocal maps a handler id of the object (what compiled code passes
+// to send and forward) to its node-wide id on this node.
+func (p *Program) ResolveLocal(objectID uint32) (uint32, bool) {
+	for _, h := range p.handlers {
+		if h.objectID == objectID {
+			return h.id, true
+		}
+	}
+	return 0, false
+}
+
+// Program returns the installed program with id.
+func (n *NIC) Program(id uint64) (*Program, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	p, ok := n.programs[id]
+	return p, ok
+}
+
+// release ends one accepted message; the last one of a draining program
+// wakes Uninstall.
+func (p *Program) release() {
+	if p.inflight.Add(-1) == 0 && p.draining.Load() {
+		select {
+		case p.drained <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// handler is one entry of the dispatch table: an installed handler or a
+// built-in verb.
+type handler struct {
+	id       uint32
+	tenant   uint64
+	name     string
+	objectID uint32
+	prog     *Program // nil for a verb
+	verb     uint32   // the verb's id, 0 for installed handlers
+	entry    int
+	maxInsns uint64
+	place    Placement // where it goes before any spill
+	// replySize is the reply buffer: the extent of the declared results,
+	// or MaxReply when the object declares none.
+	replySize int
+	regions   []vm.RegionMem // shared by every run: Invoke only reads it
+	nicmem    []bool         // by region index: the region is in nicmem
+	// static is the cost of the region touches on a NIC core [0] and a
+	// host core [1].
+	static [2]cost
+	ctr    handlerCounters
+}
+
+type handlerCounters struct {
+	placed    [numPlacements]atomic.Uint64
+	rejected  atomic.Uint64 // foreign tenant, overloaded
+	runs      atomic.Uint64
+	insns     atomic.Uint64
+	replies   atomic.Uint64
+	errors    atomic.Uint64
+	forwarded atomic.Uint64
+	faults    atomic.Uint64
+}
+
+func (h *handler) info() HandlerInfo {
+	return HandlerInfo{ID: h.id, ObjectID: h.objectID, Name: h.name, Tenant: h.tenant,
+		MaxInsns: h.maxInsns, Placement: h.place, Builtin: h.verb != 0}
+}
+
+// Install verifies obj for tenant and makes its handlers callable. It
+// never trusts the object: it validates it, runs verifier.Verify over its
+// code with the object's handlers as entries and its regions as declared
+// (budget Config.HostBudget), and links every region by name to a region
+// the tenant registered, which must be at least as large and, if the
+// object writes it, writable. A handler whose verified bound exceeds
+// Config.NICBudget, or that may call a host-only helper, is placed on host
+// cores.
+//
+// A rejection by the verifier is returned wrapped: errors.As finds the
+// *verifier.Error.
+func (n *NIC) Install(tenant uint64, obj *bytecode.Object) (*Program, error) {
+	if obj == nil {
+		return nil, errors.New("nicrt: install: nil object")
+	}
+	if err := obj.Validate(); err != nil {
+		return nil, fmt.Errorf("nicrt: install: %w", err)
+	}
+	insns, err := obj.Insns()
+	if err != nil {
+		return nil, fmt.Errorf("nicrt: install: %w", err)
+	}
+	cfg := verifier.Config{Budget: n.cfg.HostBudget, Position: func(slot int) string {
+		if l, ok := obj.Position(slot); ok {
+			return fmt.Sprintf("%s:%d", l.File, l.Line)
+		}
+		return ""
+	}}
+	if len(obj.Handlers) == 0 {
+		return nil, ErrNoHandlers
+	}
+	for _, h := range obj.Handlers {
+		cfg.Entries = append(cfg.Entries, verifier.Entry{Name: h.Name, Slot: h.Entry})
+	}
+	for _, r := range obj.Regions {
+		cfg.Regions = append(cfg.Regions, verifier.Region{Name: r.Name, Size: r.Size, Writable: r.Writable})
+	}
+	rep, err := verifier.Verify(insns, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("nicrt: install: %w", err)
+	}
+	prog, err := vm.Load(insns)
+	if err != nil {
+		return nil, fmt.Errorf("nicrt: install: %w", err)
+	}
+	p := &Program{Tenant: tenant, Source: obj.Source, Report: rep, nic: n, vm: prog, drained: make(chan struct{}, 1)}
+	// Per-entry reach, outside the lock: it depends on the code only.
+	reaches := make([]reach, len(obj.Handlers))
+	anyHostOnly := false
+	for i, h := range obj.Handlers {
+		reaches[i] = scanEntry(insns, h.Entry, len(obj.Regions))
+		anyHostOnly = anyHostOnly || hostOnly(reaches[i].helpers)
+	}
+	// The walk and the verifier must agree; if they do not, the verifier's
+	// whole-object answer places every handler (on the safe side).
+	fallback := rep.HostOnly && !anyHostOnly
+
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed.Load() {
+		return nil, ErrClosed
+	}
+	t := n.tenant(tenant)
+	mems := make([]vm.RegionMem, len(obj.Regions))
+	nicmem := make([]bool, len(obj.Regions))
+	for i, or := range obj.Regions {
+		r := t.regions[or.Name]
+		switch {
+		case r == nil:
+			return nil, fmt.Errorf("%w: regions[%d] %q (tenant %d)", ErrRegionMissing, i, or.Name, tenant)
+		case or.Size > r.Size():
+			return nil, fmt.Errorf("%w: regions[%d] %q: the object needs %d bytes, %d are registered", ErrRegionTooSmall, i, or.Name, or.Size, r.Size())
+		case or.Writable && !r.Writable:
+			return nil, fmt.Errorf("%w: regions[%d] %q", ErrRegionReadOnly, i, or.Name)
+		}
+		p.regions = append(p.regions, r)
+		// The object's size, not the registered one: the verifier proved
+		// accesses against it, and the rest stays out of reach.
+		mems[i] = vm.RegionMem{Data: r.mem[:or.Size], Writable: or.Writable}
+		nicmem[i] = r.NICMem
+	}
+	if uint64(n.nextHandler)+uint64(len(obj.Handlers)) > 1<<32-1 {
+		return nil, ErrIDsExhausted
+	}
+	for i, oh := range obj.Handlers {
+		h := &handler{
+			tenant: tenant, name: oh.Name, objectID: oh.ID, prog: p, entry: oh.Entry,
+			maxInsns: rep.Entries[i].MaxInsns, regions: mems, nicmem: nicmem,
+			replySize: n.cfg.MaxReply,
+		}
+		if len(oh.Results) > 0 {
+			extent := uint64(0)
+			for _, f := range oh.Results {
+				extent = max(extent, uint64(f.Offset)+uint64(f.Size))
+			}
+			if extent > uint64(n.cfg.MaxReply) {
+				return nil, fmt.Errorf("%w: handler %q has %d bytes of results, the limit is %d", ErrReplyTooLarge, oh.Name, extent, n.cfg.MaxReply)
+			}
+			h.replySize = int(extent+7) &^ 7
+		}
+		switch {
+		case fallback || hostOnly(reaches[i].helpers):
+			h.place = PlaceHostHelper
+		case h.maxInsns > n.cfg.NICBudget:
+			h.place = PlaceHostBudget
+		}
+		if h.place != PlaceNIC && len(n.host) == 0 {
+			return nil, fmt.Errorf("%w: handler %q (%s)", ErrNeedsHost, oh.Name, h.place)
+		}
+		var reads, writes []int
+		for _, idx := range rep.RegionsRead {
+			if reaches[i].regions[idx] {
+				reads = append(reads, idx)
+			}
+		}
+		for _, idx := range rep.RegionsWritten {
+			if reaches[i].regions[idx] {
+				writes = append(writes, idx)
+			}
+		}
+		h.static[0] = n.model.touches(reads, writes, nicmem, false)
+		h.static[1] = n.model.touches(reads, writes, nicmem, true)
+		p.handlers = append(p.handlers, h)
+	}
+	// Nothing can fail from here on.
+	p.ID = n.nextProgram
+	n.nextProgram++
+	n.programs[p.ID] = p
+	for _, h := range p.handlers {
+		h.id = n.nextHandler
+		n.nextHandler++
+	}
+	for _, r := range p.regions {
+		r.links++
+	}
+	t.programs[p] = struct{}{}
+	for _, h := range p.handlers {
+		n.handlers.set(h.id, h)
+	}
+	return p, nil
+}
+
+// Uninstall removes p's handlers from dispatch (new messages for them get
+// StatusUnknownHandler), waits until every message already accepted for
+// them is done, and then unlinks the program's regions. It must not be
+// called from a done callback of p's own messages, which it would wait for.
+func (n *NIC) Uninstall(p *Program) error {
+	n.mu.Lock()
+	if p == nil || p.nic != n || p.removed {
+		n.mu.Unlock()
+		return ErrNotInstalled
+	}
+	p.removed = true
+	p.draining.Store(true)
+	for _, h := range p.handlers {
+		n.handlers.set(h.id, nil)
+	}
+	n.mu.Unlock()
+
+	for p.inflight.Load() != 0 {
+		<-p.drained
+	}
+
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, r := range p.regions {
+		r.links--
+	}
+	delete(n.tenants[p.Tenant].programs, p)
+	delete(n.programs, p.ID)
+	return nil
+}

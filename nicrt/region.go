@@ -1,0 +1,124 @@
+package nicrt
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/naam-project/naam/bytecode"
+)
+
+// RegionOptions are a region's rights and placement.
+type RegionOptions struct {
+	// Writable lets handlers and the built-in verbs write the region.
+	Writable bool
+	// NICMem places the region in NIC memory: NIC cores reach it without a
+	// PCIe round trip, host cores through one (the cost model's view; the
+	// bytes are in this process either way).
+	NICMem bool
+}
+
+// Region is memory a tenant registered. The host reads and writes it
+// directly through Bytes; handlers reach it through the regions of their
+// objects, linked by name at Install, and built-in verbs by (ID, Key).
+// As with RDMA, concurrent access by the host and by handlers is the
+// application's to coordinate; the VM's atomics and the CAS and FETCH-ADD
+// verbs are real 8-byte atomics on this memory.
+type Region struct {
+	ID       uint32 // node-wide, never reused
+	Key      uint64 // random, from crypto/rand
+	Tenant   uint64
+	Name     string
+	Writable bool
+	NICMem   bool
+
+	words []uint64 // the backing store: 8-byte aligned
+	mem   []byte   // words as bytes, exactly the registered size
+	links int      // installed programs linked to it (under NIC.mu)
+	gone  bool     // unregistered (under NIC.mu)
+}
+
+// Bytes returns the region's memory: 8-byte aligned, Size bytes.
+func (r *Region) Bytes() []byte { return r.mem }
+
+// Size returns the region's size in bytes.
+func (r *Region) Size() uint64 { return uint64(len(r.mem)) }
+
+// Errors of Register and Unregister.
+var (
+	ErrRegionExists  = errors.New("nicrt: the tenant already has a region of that name")
+	ErrRegionSize    = errors.New("nicrt: region size out of range")
+	ErrNICMemFull    = errors.New("nicrt: not enough NIC memory")
+	ErrRegionInUse   = errors.New("nicrt: region linked by an installed program")
+	ErrNotRegistered = errors.New("nicrt: region not registered here")
+)
+
+// Register allocates a region of size bytes (1 … 2^32-1, zeroed, 8-byte
+// aligned) for tenant under name, with a fresh random key. Names are per
+// tenant: two tenants may both have a "table".
+func (n *NIC) Register(tenant uint64, name string, size uint64, opts RegionOptions) (*Region, error) {
+	if name == "" {
+		return nil, errors.New("nicrt: region name is empty")
+	}
+	if size == 0 || size > bytecode.MaxRegionSize {
+		return nil, fmt.Errorf("%w: %d bytes (1 … %d)", ErrRegionSize, size, uint64(bytecode.MaxRegionSize))
+	}
+	var kb [8]byte
+	if _, err := rand.Read(kb[:]); err != nil {
+		return nil, fmt.Errorf("nicrt: region key: %w", err)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed.Load() {
+		return nil, ErrClosed
+	}
+	t := n.tenant(tenant)
+	if _, ok := t.regions[name]; ok {
+		return nil, fmt.Errorf("%w: tenant %d, %q", ErrRegionExists, tenant, name)
+	}
+	if opts.NICMem {
+		if size > n.cfg.NICMemBytes-n.nicmemUsed {
+			return nil, fmt.Errorf("%w: %d bytes asked, %d of %d free", ErrNICMemFull, size, n.cfg.NICMemBytes-n.nicmemUsed, n.cfg.NICMemBytes)
+		}
+		n.nicmemUsed += size
+	}
+	words := make([]uint64, (size+7)/8)
+	r := &Region{
+		ID:       n.nextRegion,
+		Key:      binary.LittleEndian.Uint64(kb[:]),
+		Tenant:   tenant,
+		Name:     name,
+		Writable: opts.Writable,
+		NICMem:   opts.NICMem,
+		words:    words,
+		mem:      unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), size),
+	}
+	n.nextRegion++
+	t.regions[name] = r
+	n.regions.set(r.ID, r)
+	return r, nil
+}
+
+// Unregister removes a region: built-in verbs no longer reach it and
+// programs can no longer link it. A region that an installed program links
+// is refused (ErrRegionInUse); uninstall the program first. A verb already
+// running may still finish on the memory.
+func (n *NIC) Unregister(r *Region) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if r == nil || r.gone || n.regions.get(r.ID) != r {
+		return ErrNotRegistered
+	}
+	if r.links > 0 {
+		return fmt.Errorf("%w: %q is linked by %d program(s)", ErrRegionInUse, r.Name, r.links)
+	}
+	r.gone = true
+	delete(n.tenants[r.Tenant].regions, r.Name)
+	n.regions.set(r.ID, nil)
+	if r.NICMem {
+		n.nicmemUsed -= r.Size()
+	}
+	return nil
+}

@@ -1,0 +1,260 @@
+package nicrt
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// NumStatus is the number of Status values: the length of Stats.Rejected.
+const NumStatus = int(numStatus)
+
+// Placements counts placement decisions, indexed by Placement (PlaceNIC …
+// PlaceHostSpill).
+type Placements [numPlacements]uint64
+
+// Total is the number of decisions.
+func (p Placements) Total() uint64 { return p[0] + p[1] + p[2] + p[3] }
+
+// Counters are the counters of one core, or their sum.
+type Counters struct {
+	Placed Placements // messages queued here, by placement
+	Runs   uint64     // handler runs and verbs completed (verb rejections included)
+	Insns  uint64     // bytecode instructions executed (modelled for verbs)
+
+	Replies, Errors, Forwarded, Faults uint64 // how runs ended
+	Sends, SendsRefused, Forwards      uint64 // send and forward helper calls
+	Traces                             uint64 // trace helper calls
+	RequestBytes, ReplyBytes           uint64 // payload bytes in and reply bytes out of runs
+
+	// The cost model (spec/nic.md, Cost model).
+	Cycles     uint64 // modelled core cycles
+	DMAReads   uint64 // PCIe round trips (reads, atomics, host handoffs)
+	DMAWrites  uint64 // posted PCIe writes
+	DMABytes   uint64
+	DMANanos   uint64 // modelled PCIe time
+	LocalHits  uint64 // region touches on the core's own side: nicmem for a NIC core, host memory for a host core
+	ModelNanos uint64 // modelled service time
+	BusyNanos  uint64 // real time spent running (this machine)
+}
+
+func (c *Counters) add(o Counters) {
+	for i := range c.Placed {
+		c.Placed[i] += o.Placed[i]
+	}
+	c.Runs += o.Runs
+	c.Insns += o.Insns
+	c.Replies += o.Replies
+	c.Errors += o.Errors
+	c.Forwarded += o.Forwarded
+	c.Faults += o.Faults
+	c.Sends += o.Sends
+	c.SendsRefused += o.SendsRefused
+	c.Forwards += o.Forwards
+	c.Traces += o.Traces
+	c.RequestBytes += o.RequestBytes
+	c.ReplyBytes += o.ReplyBytes
+	c.Cycles += o.Cycles
+	c.DMAReads += o.DMAReads
+	c.DMAWrites += o.DMAWrites
+	c.DMABytes += o.DMABytes
+	c.DMANanos += o.DMANanos
+	c.LocalHits += o.LocalHits
+	c.ModelNanos += o.ModelNanos
+	c.BusyNanos += o.BusyNanos
+}
+
+// CoreStats is one core.
+type CoreStats struct {
+	ID         int
+	Host       bool // a host core; otherwise a NIC core
+	Queued     int  // messages waiting now
+	QueueDepth int
+	Counters
+}
+
+// HandlerStats is one installed handler or built-in verb.
+type HandlerStats struct {
+	HandlerInfo
+	Placed   Placements
+	Rejected uint64 // messages refused for it: foreign tenant, overloaded; a verb's failed checks
+	Runs     uint64
+	Insns    uint64
+
+	Replies, Errors, Forwarded, Faults uint64
+}
+
+// Stats is a snapshot of every counter. Counters only grow; fields read at
+// slightly different moments may not add up exactly while messages flow.
+type Stats struct {
+	Uptime     time.Duration
+	Tenants    int
+	Programs   int
+	Regions    int
+	NICMemUsed uint64
+	NICMemSize uint64
+
+	// Rejected counts messages refused, indexed by Status (only the
+	// statuses for which Status.Rejected holds are non-zero): unknown or
+	// foreign handler, full queues and closed at Submit; a verb's failed
+	// checks on its core.
+	Rejected [NumStatus]uint64
+
+	NIC  Counters // the sum over NIC cores: NIC.Cycles are the modelled NIC cycles, NIC.LocalHits the nicmem hits
+	Host Counters // the sum over host cores
+
+	Cores    []CoreStats    // NIC cores first, then host cores
+	Handlers []HandlerStats // by id: verbs first
+}
+
+// Placed returns every placement decision, NIC and host cores together.
+func (s Stats) Placed() Placements {
+	var p Placements
+	for i := range p {
+		p[i] = s.NIC.Placed[i] + s.Host.Placed[i]
+	}
+	return p
+}
+
+// Stats takes a snapshot of the counters.
+func (n *NIC) Stats() Stats {
+	s := Stats{Uptime: time.Since(n.start), NICMemSize: n.cfg.NICMemBytes}
+	n.mu.Lock()
+	s.Tenants = len(n.tenants)
+	for _, t := range n.tenants {
+		s.Programs += len(t.programs)
+		s.Regions += len(t.regions)
+	}
+	s.NICMemUsed = n.nicmemUsed
+	n.mu.Unlock()
+	for i := range s.Rejected {
+		s.Rejected[i] = n.rejected[i].Load()
+	}
+	for _, c := range n.cores {
+		cs := CoreStats{ID: c.id, Host: c.host, Queued: len(c.q), QueueDepth: cap(c.q), Counters: c.ctr.snapshot()}
+		s.Cores = append(s.Cores, cs)
+		if c.host {
+			s.Host.add(cs.Counters)
+		} else {
+			s.NIC.add(cs.Counters)
+		}
+	}
+	n.handlers.each(func(_ uint32, h *handler) { s.Handlers = append(s.Handlers, h.stats()) })
+	sort.Slice(s.Handlers, func(i, j int) bool { return s.Handlers[i].ID < s.Handlers[j].ID })
+	return s
+}
+
+// HandlerStats returns the counters of the handler or verb with id.
+func (n *NIC) HandlerStats(id uint32) (HandlerStats, bool) {
+	h := n.handlers.get(id)
+	if h == nil {
+		return HandlerStats{}, false
+	}
+	return h.stats(), true
+}
+
+func (h *handler) stats() HandlerStats {
+	hs := HandlerStats{
+		HandlerInfo: h.info(),
+		Rejected:    h.ctr.rejected.Load(),
+		Runs:        h.ctr.runs.Load(),
+		Insns:       h.ctr.insns.Load(),
+		Replies:     h.ctr.replies.Load(),
+		Errors:      h.ctr.errors.Load(),
+		Forwarded:   h.ctr.forwarded.Load(),
+		Faults:      h.ctr.faults.Load(),
+	}
+	for i := range hs.Placed {
+		hs.Placed[i] = h.ctr.placed[i].Load()
+	}
+	return hs
+}
+
+func (c *coreCounters) snapshot() Counters {
+	var s Counters
+	for i := range s.Placed {
+		s.Placed[i] = c.placed[i].Load()
+	}
+	s.Runs, s.Insns, s.Cycles = c.runs.Load(), c.insns.Load(), c.cycles.Load()
+	s.Replies, s.Errors, s.Forwarded, s.Faults = c.replies.Load(), c.errors.Load(), c.forwarded.Load(), c.faults.Load()
+	s.Sends, s.SendsRefused, s.Forwards, s.Traces = c.sends.Load(), c.sendsRefused.Load(), c.forwards.Load(), c.traces.Load()
+	s.DMAReads, s.DMAWrites, s.DMABytes, s.DMANanos = c.dmaReads.Load(), c.dmaWrites.Load(), c.dmaBytes.Load(), c.dmaNanos.Load()
+	s.LocalHits, s.ModelNanos, s.BusyNanos = c.localHits.Load(), c.modelNanos.Load(), c.busyNanos.Load()
+	s.RequestBytes, s.ReplyBytes = c.requestBytes.Load(), c.replyBytes.Load()
+	return s
+}
+
+// Counter is one named counter of Stats.Counters.
+type Counter struct {
+	Name  string
+	Value uint64
+}
+
+// Counters flattens the snapshot into named counters, sorted by name, for
+// the control plane's stats reply and for exporters: "rejected.wrong_key",
+// "nic.placed.host_spill", "host.dma_bytes", "core.3.busy_nanos",
+// "handler.17.runs" (spec/nic.md, Stats).
+func (s Stats) Counters() []Counter {
+	var out []Counter
+	add := func(name string, v uint64) { out = append(out, Counter{name, v}) }
+	add("uptime_nanos", uint64(s.Uptime))
+	add("tenants", uint64(s.Tenants))
+	add("programs", uint64(s.Programs))
+	add("regions", uint64(s.Regions))
+	add("nicmem_used_bytes", s.NICMemUsed)
+	add("nicmem_size_bytes", s.NICMemSize)
+	for st, v := range s.Rejected {
+		if Status(st).Rejected() {
+			add("rejected."+metricName(Status(st).String()), v)
+		}
+	}
+	s.NIC.each("nic.", add)
+	s.Host.each("host.", add)
+	for _, c := range s.Cores {
+		prefix := "core." + strconv.Itoa(c.ID) + "."
+		add(prefix+"queued", uint64(c.Queued))
+		c.Counters.each(prefix, add)
+	}
+	for _, h := range s.Handlers {
+		prefix := "handler." + strconv.FormatUint(uint64(h.ID), 10) + "."
+		placed(prefix, h.Placed, add)
+		add(prefix+"rejected", h.Rejected)
+		add(prefix+"runs", h.Runs)
+		add(prefix+"insns", h.Insns)
+		add(prefix+"replies", h.Replies)
+		add(prefix+"errors", h.Errors)
+		add(prefix+"forwarded", h.Forwarded)
+		add(prefix+"faults", h.Faults)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (c Counters) each(prefix string, add func(string, uint64)) {
+	placed(prefix, c.Placed, add)
+	for _, f := range []struct {
+		name string
+		v    uint64
+	}{
+		{"runs", c.Runs}, {"insns", c.Insns}, {"replies", c.Replies}, {"errors", c.Errors},
+		{"forwarded", c.Forwarded}, {"faults", c.Faults}, {"sends", c.Sends}, {"sends_refused", c.SendsRefused},
+		{"forwards", c.Forwards}, {"traces", c.Traces}, {"request_bytes", c.RequestBytes}, {"reply_bytes", c.ReplyBytes},
+		{"cycles", c.Cycles}, {"dma_reads", c.DMAReads}, {"dma_writes", c.DMAWrites}, {"dma_bytes", c.DMABytes},
+		{"dma_nanos", c.DMANanos}, {"local_hits", c.LocalHits}, {"model_nanos", c.ModelNanos}, {"busy_nanos", c.BusyNanos},
+	} {
+		add(prefix+f.name, f.v)
+	}
+}
+
+func placed(prefix string, p Placements, add func(string, uint64)) {
+	for i, v := range p {
+		add(prefix+"placed."+metricName(Placement(i).String()), v)
+	}
+}
+
+// metricName turns "foreign handler" and "host-spill" into
+// "foreign_handler" and "host_spill".
+func metricName(s string) string {
+	return strings.NewReplacer(" ", "_", "-", "_").Replace(s)
+}
