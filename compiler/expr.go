@@ -328,10 +328,12 @@ func (b *builder) arrayEqLoop(x, y place, size int64, l int, eq bool) {
 	b.depth++
 	off := b.copyReg(regOp(k))
 	b.alu(asm.LSh, off, immOp(3), false)
-	p, q := b.copyReg(regOp(xp)), b.copyReg(regOp(yp))
+	// Each pointer is checked right where it is made (pktCheck).
+	p := b.copyReg(regOp(xp))
 	b.alu(asm.Add, p, regOp(off), false)
-	b.alu(asm.Add, q, regOp(off), false)
 	b.pktCheck(p, x.root, 8)
+	q := b.copyReg(regOp(yp))
+	b.alu(asm.Add, q, regOp(off), false)
 	b.pktCheck(q, y.root, 8)
 	b.emit(insn{op: irLoad, dst: p, base: p, size: asm.DWord})
 	b.emit(insn{op: irLoad, dst: q, base: q, size: asm.DWord})
