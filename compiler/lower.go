@@ -399,7 +399,11 @@ func (b *builder) forStmt(s *lang.ForStmt) {
 		} else {
 			b.mov(counter, immOp(l))
 			limit = immOp(h)
-			b.bounds[v] = uint64(h - 1)
+			if !b.cu.addrTaken[v] {
+				// (A loop variable on the stack is reloaded with a
+				// narrow load, which the verifier does not bound.)
+				b.bounds[v] = uint64(h - 1)
+			}
 		}
 		limit = b.small(limit)
 	} else {
@@ -466,21 +470,32 @@ func (b *builder) ret(s *lang.ReturnStmt) {
 		return
 	}
 	h := b.h
-	// Evaluate every scalar first: return a, b assigns the results only
-	// after both are computed.
+	// return a, b evaluates every value before it writes any result:
+	// scalars into registers, aggregates as places (their indices
+	// computed), and an aggregate in the reply itself copied aside.
 	vals := make([]operand, len(s.Results))
+	srcs := make([]place, len(s.Results))
 	for i, e := range s.Results {
-		if isScalar(h.Results[i].Type()) {
+		t := h.Results[i].Type()
+		if isScalar(t) {
 			vals[i] = b.expr(e)
+			continue
+		}
+		srcs[i] = b.valuePlace(e)
+		if srcs[i].root == rootReply && len(s.Results) > 1 {
+			size := lang.Sizeof(t)
+			tmp := place{typ: t, base: fp, off: b.alloc(size), root: rootStack}
+			b.copyPlace(tmp, srcs[i], size)
+			srcs[i] = tmp
 		}
 	}
-	for i, e := range s.Results {
+	for i := range s.Results {
 		f := h.Reply.Fields[i]
 		dst := place{typ: f.Type, base: b.reply, off: f.Offset, root: rootReply}
 		if isScalar(f.Type) {
 			b.store(dst, vals[i])
 		} else {
-			b.copyPlace(dst, b.valuePlace(e), lang.Sizeof(f.Type))
+			b.copyPlace(dst, srcs[i], lang.Sizeof(f.Type))
 		}
 	}
 	b.emit(insn{op: irExit, a: immOp(h.Reply.Size)})
@@ -698,11 +713,12 @@ func (b *builder) addrOf(p place) vreg {
 	return t
 }
 
-// load reads the scalar at p. A bool read from the request or a region
-// (bytes from outside) is normalised: any non-zero byte is true.
+// load reads the scalar at p. A bool read from memory is normalised: any
+// non-zero byte is true (bytes from the request or a region, and copies
+// of them, may hold anything).
 func (b *builder) load(p place) operand {
 	v := b.loadRaw(p)
-	if isBool(p.typ) && (p.root == rootRequest || p.root == rootRegion) && !p.inReg {
+	if isBool(p.typ) && !p.inReg {
 		skip := b.newLabel()
 		b.jump(asm.JEq, v.reg, immOp(0), skip)
 		b.mov(v.reg, immOp(1))
