@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/naam-project/naam/bytecode"
@@ -114,12 +115,12 @@ func key15() []byte { return make([]byte, 15) }
 //
 //	go test ./compiler -run '^$' -bench Compile
 func BenchmarkCompile(b *testing.B) {
-	for _, path := range []string{kvGetSource, "../lang/testdata/ok/spec_snippets.naam"} {
+	for _, path := range []string{kvGetSource, largestProgram(b)} {
 		src, err := os.ReadFile(path)
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Run(path[len("../lang/testdata/ok/"):], func(b *testing.B) {
+		b.Run(filepath.Base(path), func(b *testing.B) {
 			for b.Loop() {
 				if _, err := compiler.Compile(lang.NewFileSet(), path, src); err != nil {
 					b.Fatal(err)
@@ -127,4 +128,21 @@ func BenchmarkCompile(b *testing.B) {
 			}
 		})
 	}
+}
+
+// largestProgram is the largest .naam file among the test programs and the
+// execution corpus.
+func largestProgram(b *testing.B) string {
+	files, _ := filepath.Glob("../lang/testdata/ok/*.naam")
+	corpus, _ := filepath.Glob("../tests/testdata/corpus/*.naam")
+	best, size := "", int64(-1)
+	for _, f := range append(files, corpus...) {
+		if fi, err := os.Stat(f); err == nil && fi.Size() > size {
+			best, size = f, fi.Size()
+		}
+	}
+	if best == "" {
+		b.Fatal("no programs")
+	}
+	return best
 }
