@@ -482,7 +482,11 @@ func (b *builder) ret(s *lang.ReturnStmt) {
 			continue
 		}
 		srcs[i] = b.valuePlace(e)
-		if srcs[i].root == rootReply && len(s.Results) > 1 {
+		// Copy aside an aggregate that writing an earlier result, or a
+		// call in a later value (an atomic, a fn writing through a
+		// reference), could change before it is copied into the reply.
+		if srcs[i].root == rootReply && len(s.Results) > 1 ||
+			srcs[i].root != rootRequest && hasCall(s.Results[i+1:]) {
 			size := lang.Sizeof(t)
 			tmp := place{typ: t, base: fp, off: b.alloc(size), root: rootStack}
 			b.copyPlace(tmp, srcs[i], size)
@@ -907,4 +911,18 @@ func (b *builder) maxValue(e lang.Expr) (uint64, bool) {
 		}
 	}
 	return typeMax, true
+}
+
+// hasCall reports whether any of es contains a call, which may write
+// memory before the values after it are read.
+func hasCall(es []lang.Expr) bool {
+	found := false
+	for _, e := range es {
+		lang.Inspect(e, func(_, n lang.Node) {
+			if _, ok := n.(*lang.CallExpr); ok {
+				found = true
+			}
+		})
+	}
+	return found
 }
