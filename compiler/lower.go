@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/constant"
 	"go/token"
+	"strings"
 	"math"
 
 	"github.com/cilium/ebpf/asm"
@@ -486,7 +487,7 @@ func (b *builder) ret(s *lang.ReturnStmt) {
 		// call in a later value (an atomic, a fn writing through a
 		// reference), could change before it is copied into the reply.
 		if srcs[i].root == rootReply && len(s.Results) > 1 ||
-			srcs[i].root != rootRequest && hasCall(s.Results[i+1:]) {
+			srcs[i].root != rootRequest && b.hasCall(s.Results[i+1:]) {
 			size := lang.Sizeof(t)
 			tmp := place{typ: t, base: fp, off: b.alloc(size), root: rootStack}
 			b.copyPlace(tmp, srcs[i], size)
@@ -913,14 +914,23 @@ func (b *builder) maxValue(e lang.Expr) (uint64, bool) {
 	return typeMax, true
 }
 
-// hasCall reports whether any of es contains a call, which may write
-// memory before the values after it are read.
-func hasCall(es []lang.Expr) bool {
+// hasCall reports whether any of es calls something that may write
+// memory: a fn, copy or an atomic.
+func (b *builder) hasCall(es []lang.Expr) bool {
 	found := false
 	for _, e := range es {
 		lang.Inspect(e, func(_, n lang.Node) {
-			if _, ok := n.(*lang.CallExpr); ok {
+			call, ok := n.(*lang.CallExpr)
+			if !ok {
+				return
+			}
+			switch obj := b.cu.info.Uses[call.Fun].(type) {
+			case *lang.Func:
 				found = true
+			case *lang.Builtin:
+				if obj.Name() == "copy" || strings.HasPrefix(obj.Name(), "atomic_") {
+					found = true
+				}
 			}
 		})
 	}
