@@ -26,7 +26,7 @@ var allowedImports = map[string][]string{
 	"internal/verifygen":       {"bytecode"},
 	"internal/naameval":        {"lang"},
 	"internal/naamgen":         {},
-	"nicrt":                    {"bytecode", "verifier", "vm"},
+	"nicrt":                    {"bytecode", "verifier", "vm", "nicrt/wire", "nicrt/transport"},
 	"nicrt/transport":          {},
 	"nicrt/wire":               {},
 }
