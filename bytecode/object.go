@@ -8,6 +8,8 @@ import (
 
 	"github.com/cilium/ebpf/asm"
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/naam-project/naam/internal/msgpackshape"
 )
 
 // Object file identification (spec/object.md).
@@ -135,7 +137,7 @@ func (o *Object) Marshal() ([]byte, error) {
 // UnmarshalObject decodes an object file and validates it. It never panics;
 // any problem is an *ObjectError.
 func UnmarshalObject(b []byte) (*Object, error) {
-	if err := checkShape(b); err != nil {
+	if err := msgpackshape.Check(b, maxObjectDepth, "object"); err != nil {
 		return nil, &ObjectError{Msg: "malformed msgpack: " + err.Error(), Err: err}
 	}
 	dec := msgpack.NewDecoder(bytes.NewReader(b))
@@ -174,42 +176,32 @@ func (o *Object) Position(insn int) (pos Line, ok bool) {
 // so that nil and empty encode alike (msgpack writes nil slices as nil).
 func (o *Object) withEmptyLists() *Object {
 	c := *o
-	c.Code = orEmpty(c.Code)
+	c.Code = msgpackshape.OrEmpty(c.Code)
 	c.Handlers = make([]Handler, len(o.Handlers))
 	for i, h := range o.Handlers {
-		h.Args = orEmpty(h.Args)
-		h.Results = orEmpty(h.Results)
+		h.Args = msgpackshape.OrEmpty(h.Args)
+		h.Results = msgpackshape.OrEmpty(h.Results)
 		c.Handlers[i] = h
 	}
-	c.Regions = orEmpty(c.Regions)
-	c.Lines = orEmpty(c.Lines)
-	c.Sources = orEmpty(c.Sources)
+	c.Regions = msgpackshape.OrEmpty(c.Regions)
+	c.Lines = msgpackshape.OrEmpty(c.Lines)
+	c.Sources = msgpackshape.OrEmpty(c.Sources)
 	return &c
 }
 
 // normalize turns empty slices into nil, the inverse of withEmptyLists.
 func (o *Object) normalize() {
-	o.Code = orNil(o.Code)
-	o.Handlers = orNil(o.Handlers)
+	o.Code = msgpackshape.OrNil(o.Code)
+	o.Handlers = msgpackshape.OrNil(o.Handlers)
 	for i := range o.Handlers {
-		o.Handlers[i].Args = orNil(o.Handlers[i].Args)
-		o.Handlers[i].Results = orNil(o.Handlers[i].Results)
+		o.Handlers[i].Args = msgpackshape.OrNil(o.Handlers[i].Args)
+		o.Handlers[i].Results = msgpackshape.OrNil(o.Handlers[i].Results)
 	}
-	o.Regions = orNil(o.Regions)
-	o.Lines = orNil(o.Lines)
-	o.Sources = orNil(o.Sources)
+	o.Regions = msgpackshape.OrNil(o.Regions)
+	o.Lines = msgpackshape.OrNil(o.Lines)
+	o.Sources = msgpackshape.OrNil(o.Sources)
 }
 
-func orEmpty[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
-
-func orNil[T any](s []T) []T {
-	if len(s) == 0 {
-		return nil
-	}
-	return s
-}
+// maxObjectDepth bounds the nesting of an object file: the deepest value the
+// format has is object → handlers → handler → args → field → value, 6 levels.
+const maxObjectDepth = 8

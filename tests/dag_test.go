@@ -11,7 +11,8 @@ const module = "github.com/naam-project/naam"
 // allowedImports is DESIGN.md's package table: which NAAM packages each
 // package may import. Nothing imports upward; internal/ helpers are leaves.
 var allowedImports = map[string][]string{
-	"bytecode":                 {},
+	"bytecode":                 {"internal/msgpackshape"},
+	"internal/msgpackshape":    {},
 	"vm":                       {"bytecode"},
 	"lang":                     {},
 	"compiler":                 {"lang", "bytecode"},
@@ -28,7 +29,7 @@ var allowedImports = map[string][]string{
 	"internal/naamgen":         {},
 	"nicrt":                    {"bytecode", "verifier", "vm", "nicrt/wire", "nicrt/transport"},
 	"nicrt/transport":          {},
-	"nicrt/wire":               {},
+	"nicrt/wire":               {"internal/msgpackshape"},
 }
 
 // TestPackageDAG checks every package's NAAM imports (non-test code)

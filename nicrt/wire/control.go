@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/naam-project/naam/internal/msgpackshape"
 )
 
 // Op is a control operation: the Handler field of a TypeControl packet.
@@ -156,7 +158,7 @@ func AppendControl(dst []byte, m Control) ([]byte, error) {
 // body, or a length prefix claiming more than b holds is an error. It
 // never panics; every error is an *Error wrapping ErrControl.
 func UnmarshalControl(b []byte, m Control) error {
-	if err := checkShape(b); err != nil {
+	if err := msgpackshape.Check(b, maxControlDepth, "body"); err != nil {
 		return &Error{Field: m.Op().String(), Msg: "malformed msgpack: " + err.Error(), Err: ErrControl}
 	}
 	reflect.ValueOf(m).Elem().SetZero()
@@ -276,12 +278,12 @@ func (m *StatsRequest) emptyLists() Control  { return m }
 
 func (m *InstallReply) emptyLists() Control {
 	c := *m
-	c.Handlers = orEmpty(c.Handlers)
+	c.Handlers = msgpackshape.OrEmpty(c.Handlers)
 	return &c
 }
 
 func (m *StatsReply) emptyLists() Control {
-	return &StatsReply{Counters: orEmpty(m.Counters)}
+	return &StatsReply{Counters: msgpackshape.OrEmpty(m.Counters)}
 }
 
 func (m *Install) normalize()       {}
@@ -289,19 +291,9 @@ func (m *Uninstall) normalize()     {}
 func (m *Register) normalize()      {}
 func (m *RegisterReply) normalize() {}
 func (m *StatsRequest) normalize()  {}
-func (m *InstallReply) normalize()  { m.Handlers = orNil(m.Handlers) }
-func (m *StatsReply) normalize()    { m.Counters = orNil(m.Counters) }
+func (m *InstallReply) normalize()  { m.Handlers = msgpackshape.OrNil(m.Handlers) }
+func (m *StatsReply) normalize()    { m.Counters = msgpackshape.OrNil(m.Counters) }
 
-func orEmpty[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
-
-func orNil[T any](s []T) []T {
-	if len(s) == 0 {
-		return nil
-	}
-	return s
-}
+// maxControlDepth bounds the nesting of a control body: the deepest the
+// format has is body → list → element → value, 4 levels.
+const maxControlDepth = 6

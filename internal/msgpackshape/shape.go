@@ -1,25 +1,18 @@
-package wire
+package msgpackshape
 
 import (
 	"encoding/binary"
 	"fmt"
 )
 
-// maxControlDepth bounds the nesting of a control body: the deepest the
-// format has is body → list → element → value, 4 levels.
-//
-// checkShape is bytecode's (msgpack_shape.go) with this bound: wire imports
-// nothing of NAAM's, and the function is unexported there.
-const maxControlDepth = 6
-
-// checkShape walks the msgpack value in b without decoding it and checks that
+// Check walks the msgpack value in b without decoding it and checks that
 // b holds exactly one value, that no string, binary or extension runs past
 // the end, that no array or map claims more elements than there are bytes
 // left (each element takes at least one), and that nesting stays within
-// maxControlDepth. The reflective decoder sizes its allocations from the
+// maxDepth. The reflective decoder sizes its allocations from the
 // length prefixes, so without this a few bytes could make it allocate
 // hundreds of megabytes.
-func checkShape(b []byte) error {
+func Check(b []byte, maxDepth int, what string) error {
 	pending := []uint64{1} // values still to read at each open level
 	i := 0
 	for len(pending) > 0 {
@@ -101,14 +94,32 @@ func checkShape(b []byte) error {
 			if elems > left {
 				return fmt.Errorf("byte %d: %d elements claimed but only %d bytes left", at, elems, left)
 			}
-			if len(pending) >= maxControlDepth {
-				return fmt.Errorf("byte %d: nested deeper than %d levels", at, maxControlDepth)
+			if len(pending) >= maxDepth {
+				return fmt.Errorf("byte %d: nested deeper than %d levels", at, maxDepth)
 			}
 			pending = append(pending, elems)
 		}
 	}
 	if i != len(b) {
-		return fmt.Errorf("%d bytes of trailing data after the body", len(b)-i)
+		return fmt.Errorf("%d bytes of trailing data after the %s", len(b)-i, what)
 	}
 	return nil
+}
+
+// OrEmpty returns s, or an empty slice for nil: msgpack then writes an
+// empty array, so nil and empty lists encode alike.
+func OrEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// OrNil returns s, or nil for an empty slice: decoded values then compare
+// equal however an empty list was written.
+func OrNil[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
 }
