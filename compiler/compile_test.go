@@ -1,7 +1,6 @@
 package compiler_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,24 +27,7 @@ func compileFile(t testing.TB, path string) *bytecode.Object {
 
 // verify runs the verifier on obj as a node would at install time.
 func verify(obj *bytecode.Object) (*verifier.Report, error) {
-	insns, err := obj.Insns()
-	if err != nil {
-		return nil, err
-	}
-	cfg := verifier.Config{}
-	for _, h := range obj.Handlers {
-		cfg.Entries = append(cfg.Entries, verifier.Entry{Name: h.Name, Slot: h.Entry})
-	}
-	for _, r := range obj.Regions {
-		cfg.Regions = append(cfg.Regions, verifier.Region{Name: r.Name, Size: r.Size, Writable: r.Writable})
-	}
-	cfg.Position = func(slot int) string {
-		if l, ok := obj.Position(slot); ok {
-			return fmt.Sprintf("%s:%d", l.File, l.Line)
-		}
-		return ""
-	}
-	return verifier.Verify(insns, cfg)
+	return verifier.VerifyObject(obj, verifier.Config{})
 }
 
 // Every program the front end accepts compiles to an object the verifier

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"go/constant"
 	"go/token"
-	"strings"
 	"math"
+	"strings"
 
 	"github.com/cilium/ebpf/asm"
 

@@ -128,19 +128,12 @@ func diffProgram(t *testing.T, seed uint64, st *diffStats) bool {
 	if err != nil {
 		t.Fatalf("seed %d: %v", seed, err)
 	}
-	cfg := verifier.Config{Budget: diffVerifyBudget}
-	for _, h := range obj.Handlers {
-		cfg.Entries = append(cfg.Entries, verifier.Entry{Name: h.Name, Slot: h.Entry})
-	}
-	for _, r := range obj.Regions {
-		cfg.Regions = append(cfg.Regions, verifier.Region{Name: r.Name, Size: r.Size, Writable: r.Writable})
-	}
-	cfg.Position = func(slot int) string {
+	cfg := verifier.ObjectConfig(obj, verifier.Config{Budget: diffVerifyBudget, Position: func(slot int) string {
 		if l, ok := obj.Position(slot); ok {
 			return l.String()
 		}
 		return ""
-	}
+	}})
 	verified := true
 	if _, err := verifier.Verify(insns, cfg); err != nil {
 		// Still run it: the VM checks every access, so the runs can show

@@ -149,19 +149,7 @@ func buildCorpusProgram(t *testing.T, p corpusProgram) *corpusBuild {
 	if err != nil {
 		t.Fatalf("object: %v", err)
 	}
-	cfg := verifier.Config{Position: func(slot int) string {
-		if l, ok := obj.Position(slot); ok {
-			return fmt.Sprintf("%s:%d", l.File, l.Line)
-		}
-		return ""
-	}}
-	for _, h := range obj.Handlers {
-		cfg.Entries = append(cfg.Entries, verifier.Entry{Name: h.Name, Slot: h.Entry})
-	}
-	for _, r := range obj.Regions {
-		cfg.Regions = append(cfg.Regions, verifier.Region{Name: r.Name, Size: r.Size, Writable: r.Writable})
-	}
-	rep, err := verifier.Verify(insns, cfg)
+	rep, err := verifier.Verify(insns, verifier.ObjectConfig(obj, verifier.Config{}))
 	if err != nil {
 		t.Fatalf("verifier rejects the compiled program: %+v", err)
 	}

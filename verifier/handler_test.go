@@ -359,3 +359,32 @@ func (s *fmtState) Write(p []byte) (int, error) { return s.b.Write(p) }
 func (s *fmtState) Width() (int, bool)          { return 0, false }
 func (s *fmtState) Precision() (int, bool)      { return 0, false }
 func (s *fmtState) Flag(c int) bool             { return c == '+' }
+
+// VerifyObject takes the entries, regions and positions from the object.
+func TestVerifyObject(t *testing.T) {
+	insns, err := bytecode.Assemble("mov %r0, 0\nexit\nlddw %r2, region[0]+8\nldxdw %r0, [%r2]\nexit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := bytecode.Encode(insns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &bytecode.Object{Magic: bytecode.ObjectMagic, Version: bytecode.ObjectVersion, Code: code,
+		Handlers: []bytecode.Handler{{Name: "a", Entry: 0}, {Name: "b", ID: 1, Entry: 2}},
+		Regions:  []bytecode.Region{{Name: "r", Size: 16}},
+		Lines:    []bytecode.Line{{Insn: 0, File: "x.naam", Line: 1}, {Insn: 2, File: "x.naam", Line: 7}}}
+	rep, err := VerifyObject(obj, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Entries) != 2 || rep.Entries[1].Name != "b" || len(rep.RegionsRead) != 1 {
+		t.Errorf("report %+v", rep)
+	}
+	obj.Regions[0].Size = 12 // the load at offset 8 now runs past the end
+	_, err = VerifyObject(obj, Config{})
+	var verr *Error
+	if !errors.As(err, &verr) || verr.Code != CodeOutOfBounds || verr.Pos != "x.naam:7" {
+		t.Errorf("got %v, want an out-of-bounds rejection at x.naam:7", err)
+	}
+}

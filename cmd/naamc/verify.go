@@ -151,18 +151,7 @@ func objectVerifyConfig(obj *bytecode.Object, cfg *verifier.Config) (asm.Instruc
 	if err != nil {
 		return nil, err
 	}
-	for _, h := range obj.Handlers {
-		cfg.Entries = append(cfg.Entries, verifier.Entry{Name: h.Name, Slot: h.Entry})
-	}
-	for _, r := range obj.Regions {
-		cfg.Regions = append(cfg.Regions, verifier.Region{Name: r.Name, Size: r.Size, Writable: r.Writable})
-	}
-	cfg.Position = func(slot int) string {
-		if l, ok := obj.Position(slot); ok {
-			return fmt.Sprintf("%s:%d", l.File, l.Line)
-		}
-		return ""
-	}
+	*cfg = verifier.ObjectConfig(obj, *cfg)
 	return insns, nil
 }
 
