@@ -24,10 +24,16 @@
 //     rejection, and a cost model of the DPU (NIC cycles, DMA bytes and
 //     latency, nicmem hits), snapshotted by Stats.
 //
-// Submit is the entry point of the network side (nicrt/wire and
-// nicrt/transport, which this package does not import): a Message in, a
-// Reply out through a callback. Messages that handlers send or forward go
-// to the pluggable Outbox.
+// Submit is the entry point of the NIC model: a Message in, a Reply out
+// through a callback. Messages that handlers send or forward go to the
+// pluggable Outbox.
+//
+// The network side joins it to nicrt/wire and nicrt/transport: Serve reads
+// requests from rx queues (transport.Conn), opens them with the tenant's
+// key, runs each at most once (an anti-replay window and a reply cache per
+// peer and tenant), submits it and sends the sealed reply with the credits
+// it grants; Client calls a responder, with request ids, retransmission
+// with backoff, a bounded number of tries and the responder's credits.
 //
 // The package must never run unverified bytecode on a NIC core (those run
 // the VM unchecked), never let one tenant reach another tenant's handlers

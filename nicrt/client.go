@@ -1,0 +1,572 @@
+package nicrt
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/naam-project/naam/nicrt/transport"
+	"github.com/naam-project/naam/nicrt/wire"
+)
+
+// ClientConfig configures a Client. Keys is required; zero fields of the
+// rest take their defaults.
+type ClientConfig struct {
+	// Node is the caller's node id (the Src of its requests); Server is
+	// the responder's (their Dst). Replies must name Node as their Dst.
+	Node, Server uint32
+	// Keys gives the MAC key of each tenant the client calls as.
+	Keys wire.Keys
+	// MaxPayload is the codec's payload limit; 0 means wire.MaxPayload.
+	MaxPayload int
+
+	// Timeout is the first try's timeout until the client has measured a
+	// round trip. Default 1 ms.
+	Timeout time.Duration
+	// MinTimeout is the floor of the timeout derived from the measured
+	// round trip (srtt + 4·rttvar, RFC 6298). Default 200 µs.
+	MinTimeout time.Duration
+	// MaxTimeout caps the timeout as it doubles with each retry.
+	// Default 100 ms.
+	MaxTimeout time.Duration
+	// MaxTries is how many times a request is sent before the call fails
+	// with ErrTimeout. Default 8.
+	MaxTries int
+
+	// MaxOutstanding caps the calls in flight, whatever the responder
+	// grants. Default 256 (at most wire.WindowSize/2).
+	MaxOutstanding int
+	// InitialCredits is the grant assumed until the first reply brings
+	// the responder's. Default 8.
+	InitialCredits int
+	// Batch is how many datagrams one ReadBatch takes. Default 64.
+	Batch int
+	// FirstID is the first request id. Default: the wall clock in
+	// nanoseconds, so that a restarted client does not reuse ids
+	// (spec/wire.md, Request ids).
+	FirstID uint64
+}
+
+func (c ClientConfig) withDefaults() ClientConfig {
+	setDur(&c.Timeout, time.Millisecond)
+	setDur(&c.MinTimeout, 200*time.Microsecond)
+	setDur(&c.MaxTimeout, 100*time.Millisecond)
+	setInt(&c.MaxTries, 8)
+	setInt(&c.MaxOutstanding, 256)
+	setInt(&c.InitialCredits, 8)
+	setInt(&c.Batch, 64)
+	if c.FirstID == 0 {
+		c.FirstID = uint64(time.Now().UnixNano())
+	}
+	return c
+}
+
+// Errors of a call. A call ends with its reply, ErrTimeout, the context's
+// error, ErrClosed, a *HandlerError or a *RemoteError.
+var (
+	// ErrTimeout: no reply after ClientConfig.MaxTries tries. The request
+	// may or may not have run (its reply may be what was lost).
+	ErrTimeout = errors.New("nicrt: no reply (timeout)")
+	// ErrRejected matches a *RemoteError whose status is a rejection
+	// (Status.Rejected): the handler or verb did not run.
+	ErrRejected = errors.New("nicrt: request rejected")
+	// ErrFault matches a *RemoteError with StatusFault: the handler ran
+	// and faulted.
+	ErrFault = errors.New("nicrt: handler faulted")
+)
+
+// HandlerError is a handler's own error: it returned r0 = -Code.
+type HandlerError struct{ Code uint32 }
+
+func (e *HandlerError) Error() string { return fmt.Sprintf("nicrt: handler error %d", e.Code) }
+
+// RemoteError is an error reply with a runtime status. errors.Is matches
+// ErrRejected for a rejection, ErrFault for a fault, and the status's own
+// sentinel (ErrWrongKey, ErrUnknownHandler, …).
+type RemoteError struct {
+	Status Status
+	Msg    string // the responder's text, if any
+}
+
+func (e *RemoteError) Error() string {
+	s := "nicrt: remote: " + e.Status.String()
+	if e.Msg != "" {
+		s += ": " + e.Msg
+	}
+	return s
+}
+
+func (e *RemoteError) Is(target error) bool {
+	switch target {
+	case ErrRejected:
+		return e.Status.Rejected()
+	case ErrFault:
+		return e.Status == StatusFault
+	}
+	return e.Status < numStatus && statusErrors[e.Status] != nil && statusErrors[e.Status] == target
+}
+
+// Client calls one responder over a Conn: active messages to its handlers
+// and the built-in verbs, with retransmission, a bounded number of tries
+// and the responder's credits. Its methods are safe for concurrent use;
+// many calls may be in flight (spec/nic.md, Network side).
+type Client struct {
+	conn   transport.Conn
+	server transport.Addr
+	cfg    ClientConfig
+	codec  *wire.Codec // the receiving goroutine's
+	tx     *txQueue
+	calls  sync.Pool // *call
+
+	mu          sync.Mutex
+	nextID      uint64
+	oldest      uint64 // no pending id is below it
+	pending     [wire.WindowSize]*call
+	outstanding int
+	credits     int
+	waiters     int
+	wake        chan struct{} // closed and replaced when a slot frees
+	closed      bool
+
+	rttMu        sync.Mutex
+	srtt, rttvar time.Duration // 0 until the first sample
+
+	rxDone chan struct{}
+	ctr    clientCounters
+}
+
+// call is one call's state, pooled.
+type call struct {
+	id     uint64
+	tenant uint32
+	codec  *wire.Codec // for sending, on the caller's goroutine
+	timer  *time.Timer
+	done   chan struct{} // one token per ended call
+	// The outcome, written before done is signalled.
+	typ     wire.Type
+	status  wire.Status
+	reply   []byte
+	err     error
+	scratch []byte // a verb's request
+}
+
+// Dial returns a Client that calls the responder at server through conn.
+// The Client owns conn: Close closes it.
+func Dial(conn transport.Conn, server transport.Addr, cfg ClientConfig) (*Client, error) {
+	cfg = cfg.withDefaults()
+	if cfg.MaxTries < 1 || cfg.MaxOutstanding < 1 || cfg.InitialCredits < 1 || cfg.Batch < 1 {
+		return nil, errors.New("nicrt: dial: MaxTries, MaxOutstanding, InitialCredits and Batch must be positive")
+	}
+	cfg.MaxOutstanding = min(cfg.MaxOutstanding, wire.WindowSize/2)
+	wcfg := wire.Config{Keys: cfg.Keys, MaxPayload: cfg.MaxPayload}
+	codec, err := wire.NewCodec(wcfg)
+	if err != nil {
+		return nil, fmt.Errorf("nicrt: dial: %w", err)
+	}
+	c := &Client{
+		conn: conn, server: server, cfg: cfg, codec: codec,
+		tx:     newTxQueue(conn, wire.HeaderSize+codec.MaxPayload()),
+		nextID: cfg.FirstID, oldest: cfg.FirstID, credits: cfg.InitialCredits,
+		wake: make(chan struct{}), rxDone: make(chan struct{}),
+	}
+	c.calls.New = func() any {
+		cd, _ := wire.NewCodec(wcfg)
+		t := time.NewTimer(time.Hour)
+		t.Stop()
+		return &call{codec: cd, timer: t, done: make(chan struct{}, 1)}
+	}
+	go c.receive()
+	return c, nil
+}
+
+// Close fails the calls in flight with ErrClosed and closes the conn.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	for i, cl := range c.pending {
+		if cl != nil {
+			c.pending[i] = nil
+			cl.err = ErrClosed
+			cl.done <- struct{}{}
+		}
+	}
+	c.outstanding = 0
+	close(c.wake) // waiters see closed
+	c.wake = make(chan struct{})
+	c.mu.Unlock()
+	err := c.conn.Close()
+	<-c.rxDone
+	return err
+}
+
+// Call runs handler of tenant on the responder with payload and returns a
+// copy of the reply.
+func (c *Client) Call(ctx context.Context, tenant, handler uint32, payload []byte) ([]byte, error) {
+	cl := c.calls.Get().(*call)
+	return c.do(ctx, cl, tenant, handler, payload, nil)
+}
+
+// Read reads n bytes at off of the region ref (the READ verb).
+func (c *Client) Read(ctx context.Context, tenant uint32, ref RegionRef, off uint64, n uint32) ([]byte, error) {
+	cl := c.calls.Get().(*call)
+	cl.scratch = AppendRead(cl.scratch[:0], ref, off, n)
+	return c.do(ctx, cl, tenant, HandlerRead, cl.scratch, nil)
+}
+
+// Write writes data at off of the region ref (the WRITE verb).
+func (c *Client) Write(ctx context.Context, tenant uint32, ref RegionRef, off uint64, data []byte) error {
+	cl := c.calls.Get().(*call)
+	cl.scratch = AppendWrite(cl.scratch[:0], ref, off, data)
+	var out [8]byte
+	_, err := c.do(ctx, cl, tenant, HandlerWrite, cl.scratch, out[:0])
+	return err
+}
+
+// CompareAndSwap sets the 8 bytes at off of the region ref to desired if
+// they hold expected (the CAS verb). It returns the value they held.
+func (c *Client) CompareAndSwap(ctx context.Context, tenant uint32, ref RegionRef, off, expected, desired uint64) (old uint64, swapped bool, err error) {
+	cl := c.calls.Get().(*call)
+	cl.scratch = AppendCAS(cl.scratch[:0], ref, off, expected, desired)
+	old, err = c.word(ctx, cl, tenant, HandlerCAS)
+	return old, err == nil && old == expected, err
+}
+
+// FetchAdd adds delta to the 8 bytes at off of the region ref and returns
+// their old value (the FETCH-ADD verb). A retransmitted FETCH-ADD adds
+// once: the responder answers a duplicate from its reply cache.
+func (c *Client) FetchAdd(ctx context.Context, tenant uint32, ref RegionRef, off, delta uint64) (uint64, error) {
+	cl := c.calls.Get().(*call)
+	cl.scratch = AppendFetchAdd(cl.scratch[:0], ref, off, delta)
+	return c.word(ctx, cl, tenant, HandlerFetchAdd)
+}
+
+// word runs a verb whose reply is one 8-byte word.
+func (c *Client) word(ctx context.Context, cl *call, tenant, handler uint32) (uint64, error) {
+	var out [8]byte
+	r, err := c.do(ctx, cl, tenant, handler, cl.scratch, out[:0])
+	if err != nil {
+		return 0, err
+	}
+	if len(r) != 8 {
+		return 0, fmt.Errorf("nicrt: %d-byte reply to a verb that returns 8", len(r))
+	}
+	return binary.LittleEndian.Uint64(r), nil
+}
+
+// do runs one call with cl (from the pool, returned to it here) and
+// appends the reply to out.
+func (c *Client) do(ctx context.Context, cl *call, tenant, handler uint32, payload, out []byte) ([]byte, error) {
+	defer c.calls.Put(cl)
+	if len(payload) > c.codec.MaxPayload() {
+		return out, fmt.Errorf("nicrt: call: %d-byte payload, the limit is %d", len(payload), c.codec.MaxPayload())
+	}
+	if err := c.acquire(ctx, cl, tenant); err != nil {
+		return out, err
+	}
+	h := wire.Header{
+		Type: wire.TypeRequest, Tenant: tenant, Handler: handler, RequestID: cl.id,
+		Src: c.cfg.Node, Dst: c.cfg.Server,
+	}
+	timeout := c.timeout()
+	start := time.Now()
+	for try := 1; ; try++ {
+		if try > 1 {
+			h.Flags = wire.FlagRetransmit
+			c.ctr.retransmits.Add(1)
+		}
+		b, err := cl.codec.Encode(c.tx.buffer(), &h, payload)
+		if err != nil { // an unknown tenant: nothing was sent
+			c.abandon(cl)
+			return out, fmt.Errorf("nicrt: call: %w", err)
+		}
+		c.tx.push(c.server, b)
+		cl.timer.Reset(timeout)
+		select {
+		case <-cl.done:
+			cl.timer.Stop()
+			if try == 1 {
+				c.sample(time.Since(start))
+			}
+			return c.result(cl, out)
+		case <-cl.timer.C:
+			if try < c.cfg.MaxTries {
+				timeout = min(2*timeout, c.cfg.MaxTimeout)
+				continue
+			}
+			if c.abandon(cl) {
+				c.ctr.timeouts.Add(1)
+				return out, ErrTimeout
+			}
+		case <-ctx.Done():
+			cl.timer.Stop()
+			if c.abandon(cl) {
+				return out, ctx.Err()
+			}
+		}
+		// The reply came as the call gave up: take it.
+		<-cl.done
+		return c.result(cl, out)
+	}
+}
+
+// result turns the outcome the receiver left in cl into the call's.
+func (c *Client) result(cl *call, out []byte) ([]byte, error) {
+	switch {
+	case cl.err != nil:
+		err := cl.err
+		cl.err = nil
+		return out, err
+	case cl.typ == wire.TypeReply:
+		return append(out, cl.reply...), nil
+	}
+	if k, ok := cl.status.Runtime(); ok {
+		st := Status(255) // not a status this runtime knows
+		if k < uint32(numStatus) {
+			st = Status(k)
+		}
+		return out, &RemoteError{Status: st, Msg: string(cl.reply)}
+	}
+	return out, &HandlerError{Code: uint32(cl.status)}
+}
+
+// acquire waits until the responder's credits (and MaxOutstanding, and the
+// anti-replay window's span) allow one more call, then gives cl an id and
+// makes it pending.
+func (c *Client) acquire(ctx context.Context, cl *call, tenant uint32) error {
+	c.mu.Lock()
+	for {
+		if c.closed {
+			c.mu.Unlock()
+			return ErrClosed
+		}
+		limit := min(c.credits, c.cfg.MaxOutstanding)
+		// A call must end before WindowSize later ids exist, or the
+		// responder would find its retransmissions too old
+		// (spec/wire.md, Retransmission): stay within half of it.
+		if c.outstanding < limit && c.nextID-c.oldest < wire.WindowSize/2 {
+			break
+		}
+		wake := c.wake
+		c.waiters++
+		c.mu.Unlock()
+		c.ctr.creditWaits.Add(1)
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			c.mu.Lock()
+			c.waiters--
+			c.mu.Unlock()
+			return ctx.Err()
+		}
+		c.mu.Lock()
+		c.waiters--
+	}
+	id := c.nextID
+	c.nextID++
+	cl.id, cl.tenant = id, tenant
+	cl.err, cl.typ, cl.status = nil, 0, 0
+	c.pending[id%wire.WindowSize] = cl
+	c.outstanding++
+	c.mu.Unlock()
+	c.ctr.calls.Add(1)
+	return nil
+}
+
+// abandon removes cl from the pending table, unless a reply (or Close)
+// took it first; it reports whether it did.
+func (c *Client) abandon(cl *call) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	slot := &c.pending[cl.id%wire.WindowSize]
+	if *slot != cl {
+		return false
+	}
+	c.removeLocked(slot, cl.id)
+	return true
+}
+
+// removeLocked frees a pending slot, moves oldest past ended calls and
+// wakes waiters; c.mu is held.
+func (c *Client) removeLocked(slot **call, id uint64) {
+	*slot = nil
+	c.outstanding--
+	if id == c.oldest {
+		for c.oldest < c.nextID {
+			p := c.pending[c.oldest%wire.WindowSize]
+			if p != nil && p.id == c.oldest {
+				break
+			}
+			c.oldest++
+		}
+	}
+	if c.waiters > 0 {
+		close(c.wake)
+		c.wake = make(chan struct{})
+	}
+}
+
+// receive reads replies until the conn closes and hands each to its call.
+func (c *Client) receive() {
+	defer close(c.rxDone)
+	ps := make([]transport.Packet, c.cfg.Batch)
+	for i := range ps {
+		ps[i].Buf = make([]byte, wire.HeaderSize+c.codec.MaxPayload())
+	}
+	for {
+		n, err := c.conn.ReadBatch(ps)
+		if err != nil {
+			if errors.Is(err, transport.ErrClosed) {
+				return
+			}
+			c.mu.Lock()
+			closed := c.closed
+			c.mu.Unlock()
+			if closed {
+				return
+			}
+			if !transport.IsTimeout(err) {
+				c.ctr.rxErrors.Add(1)
+				time.Sleep(time.Millisecond)
+			}
+			continue
+		}
+		for i := range n {
+			c.deliver(ps[i].Buf[:ps[i].N])
+		}
+	}
+}
+
+// deliver opens one datagram and ends the call it answers.
+func (c *Client) deliver(b []byte) {
+	pkt, err := c.codec.Decode(b)
+	if err != nil {
+		c.ctr.countDecodeError(err)
+		return
+	}
+	if pkt.Dst != c.cfg.Node {
+		c.ctr.wrongDst.Add(1)
+		return
+	}
+	switch pkt.Type {
+	case wire.TypeReply, wire.TypeErrorReply:
+	case wire.TypeCredit:
+		c.mu.Lock()
+		c.grantLocked(pkt.Credits)
+		c.mu.Unlock()
+		return
+	default:
+		c.ctr.unexpectedType.Add(1)
+		return
+	}
+	c.mu.Lock()
+	c.grantLocked(pkt.Credits)
+	slot := &c.pending[pkt.RequestID%wire.WindowSize]
+	cl := *slot
+	if cl == nil || cl.id != pkt.RequestID || cl.tenant != pkt.Tenant {
+		c.mu.Unlock()
+		c.ctr.stale.Add(1) // a duplicate, or the reply to a call that gave up
+		return
+	}
+	c.removeLocked(slot, cl.id)
+	c.mu.Unlock()
+	cl.typ, cl.status = pkt.Type, pkt.Status
+	cl.reply = append(cl.reply[:0], pkt.Payload...)
+	c.ctr.replies.Add(1)
+	cl.done <- struct{}{}
+}
+
+// grantLocked takes the responder's credits; c.mu is held. A grant of 0
+// is read as 1, so that a caller is never stuck without a reply to bring
+// a new grant.
+func (c *Client) grantLocked(credits uint16) {
+	old := c.credits
+	c.credits = max(int(credits), 1)
+	if c.credits > old && c.waiters > 0 {
+		close(c.wake)
+		c.wake = make(chan struct{})
+	}
+}
+
+// sample feeds a round trip measured without retransmission (Karn's rule)
+// to the estimator of RFC 6298.
+func (c *Client) sample(rtt time.Duration) {
+	c.rttMu.Lock()
+	defer c.rttMu.Unlock()
+	if c.srtt == 0 {
+		c.srtt, c.rttvar = rtt, rtt/2
+		return
+	}
+	d := c.srtt - rtt
+	if d < 0 {
+		d = -d
+	}
+	c.rttvar = (3*c.rttvar + d) / 4
+	c.srtt = (7*c.srtt + rtt) / 8
+}
+
+// timeout is the first try's timeout: srtt + 4·rttvar within [MinTimeout,
+// MaxTimeout], or Timeout before any sample.
+func (c *Client) timeout() time.Duration {
+	c.rttMu.Lock()
+	defer c.rttMu.Unlock()
+	if c.srtt == 0 {
+		return c.cfg.Timeout
+	}
+	return min(max(c.srtt+4*c.rttvar, c.cfg.MinTimeout), c.cfg.MaxTimeout)
+}
+
+type clientCounters struct {
+	decodeCounters
+	calls, replies, retransmits, timeouts atomic.Uint64
+	stale, wrongDst, unexpectedType       atomic.Uint64
+	creditWaits, rxErrors                 atomic.Uint64
+}
+
+// ClientStats is a snapshot of a Client's counters.
+type ClientStats struct {
+	Calls       uint64 // calls that got a request id
+	Replies     uint64 // replies and error replies matched to a call
+	Retransmits uint64 // requests sent again after a timeout
+	Timeouts    uint64 // calls that ended with ErrTimeout
+	Stale       uint64 // replies for no pending call: duplicates, or late after a timeout
+	CreditWaits uint64 // times a call waited for credits (or the window)
+	RxErrors    uint64
+
+	Malformed      [numMalformed]uint64
+	BadMAC         uint64
+	UnknownTenant  uint64
+	WrongDst       uint64
+	UnexpectedType uint64
+
+	Credits     int           // the responder's last grant
+	Outstanding int           // calls in flight now
+	SRTT        time.Duration // smoothed round trip (0 before a sample)
+	Timeout     time.Duration // the first try's timeout now
+}
+
+// Stats returns a snapshot of the client's counters.
+func (c *Client) Stats() ClientStats {
+	k := &c.ctr
+	s := ClientStats{
+		Calls: k.calls.Load(), Replies: k.replies.Load(), Retransmits: k.retransmits.Load(),
+		Timeouts: k.timeouts.Load(), Stale: k.stale.Load(), CreditWaits: k.creditWaits.Load(),
+		RxErrors: k.rxErrors.Load(), WrongDst: k.wrongDst.Load(), UnexpectedType: k.unexpectedType.Load(),
+	}
+	s.Malformed, s.BadMAC, s.UnknownTenant = k.decodeCounters.snapshot()
+	c.mu.Lock()
+	s.Credits, s.Outstanding = c.credits, c.outstanding
+	c.mu.Unlock()
+	c.rttMu.Lock()
+	s.SRTT = c.srtt
+	c.rttMu.Unlock()
+	s.Timeout = c.timeout()
+	return s
+}

@@ -1,0 +1,127 @@
+package nicrt
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/naam-project/naam/nicrt/transport"
+	"github.com/naam-project/naam/nicrt/wire"
+)
+
+// Tenants of the network tests: each has a key; tenantNoKey has none at
+// the server.
+const (
+	tenantA     = 1
+	tenantB     = 2
+	tenantNoKey = 9
+	serverNode  = 100
+)
+
+func testKey(t testing.TB, seed byte) *wire.Key {
+	t.Helper()
+	secret := make([]byte, 32)
+	for i := range secret {
+		secret[i] = seed + byte(i)
+	}
+	k, err := wire.NewKey(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func testKeys(t testing.TB) wire.KeyMap {
+	return wire.KeyMap{tenantA: testKey(t, 1), tenantB: testKey(t, 2)}
+}
+
+// testNet is a NIC served on an in-memory network.
+type testNet struct {
+	net  *transport.Network
+	nic  *NIC
+	srv  *Server
+	addr transport.Addr
+	keys wire.KeyMap
+}
+
+func newTestNet(t testing.TB, ncfg Config, scfg ServerConfig) *testNet {
+	t.Helper()
+	tn := &testNet{net: transport.NewNetwork(transport.MemConfig{}), keys: testKeys(t)}
+	tn.nic = newNIC(t, ncfg)
+	conn, err := tn.net.Listen(transport.Addr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if scfg.Keys == nil {
+		scfg.Keys = tn.keys
+	}
+	if scfg.Node == 0 {
+		scfg.Node = serverNode
+	}
+	tn.srv, err = Serve(tn.nic, []transport.Conn{conn}, scfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn.addr = conn.LocalAddr()
+	t.Cleanup(func() { tn.srv.Close() })
+	return tn
+}
+
+// client dials the server from a new endpoint, wrapped by wrap if not nil.
+func (tn *testNet) client(t testing.TB, cfg ClientConfig, wrap func(transport.Conn) transport.Conn) *Client {
+	t.Helper()
+	conn, err := tn.net.Listen(transport.Addr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c transport.Conn = conn
+	if wrap != nil {
+		c = wrap(conn)
+	}
+	if cfg.Keys == nil {
+		cfg.Keys = tn.keys
+	}
+	if cfg.Node == 0 {
+		cfg.Node = 1
+	}
+	if cfg.Server == 0 {
+		cfg.Server = serverNode
+	}
+	cl, err := Dial(c, tn.addr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	return cl
+}
+
+// dropConn wraps a Conn and drops received datagrams for which drop
+// returns true.
+type dropConn struct {
+	transport.Conn
+	mu   sync.Mutex
+	drop func(b []byte) bool
+}
+
+func (d *dropConn) ReadBatch(ps []transport.Packet) (int, error) {
+	for {
+		n, err := d.Conn.ReadBatch(ps)
+		if err != nil {
+			return n, err
+		}
+		kept := 0
+		d.mu.Lock()
+		for i := range n {
+			if d.drop(ps[i].Buf[:ps[i].N]) {
+				continue
+			}
+			if kept != i {
+				ps[kept].Addr, ps[kept].N = ps[i].Addr, copy(ps[kept].Buf, ps[i].Buf[:ps[i].N])
+			}
+			kept++
+		}
+		d.mu.Unlock()
+		if kept > 0 {
+			return kept, nil
+		}
+	}
+}

@@ -1,0 +1,338 @@
+package nicrt
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/naam-project/naam/compiler"
+	"github.com/naam-project/naam/lang"
+	"github.com/naam-project/naam/nicrt/transport"
+	"github.com/naam-project/naam/nicrt/wire"
+)
+
+func TestNetVerbs(t *testing.T) {
+	tn := newTestNet(t, Config{}, ServerConfig{})
+	reg := register(t, tn.nic, tenantA, "mem", 64, RegionOptions{Writable: true})
+	ro := register(t, tn.nic, tenantA, "ro", 64, RegionOptions{})
+	cl := tn.client(t, ClientConfig{}, nil)
+	ctx := context.Background()
+	ref := reg.Ref()
+
+	if err := cl.Write(ctx, tenantA, ref, 8, []byte("hello, naam")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := cl.Read(ctx, tenantA, ref, 8, 11)
+	if err != nil || string(got) != "hello, naam" {
+		t.Fatalf("read: %q, %v", got, err)
+	}
+	if old, err := cl.FetchAdd(ctx, tenantA, ref, 32, 5); err != nil || old != 0 {
+		t.Fatalf("fetch-add: %d, %v", old, err)
+	}
+	if old, err := cl.FetchAdd(ctx, tenantA, ref, 32, 5); err != nil || old != 5 {
+		t.Fatalf("fetch-add: %d, %v", old, err)
+	}
+	if old, ok, err := cl.CompareAndSwap(ctx, tenantA, ref, 32, 10, 99); err != nil || !ok || old != 10 {
+		t.Fatalf("cas: %d %v %v", old, ok, err)
+	}
+	if old, ok, err := cl.CompareAndSwap(ctx, tenantA, ref, 32, 10, 7); err != nil || ok || old != 99 {
+		t.Fatalf("failed cas: %d %v %v", old, ok, err)
+	}
+	if v := binary.LittleEndian.Uint64(reg.Bytes()[32:]); v != 99 {
+		t.Fatalf("region holds %d", v)
+	}
+
+	// Rejections arrive as error replies with the runtime's status.
+	for _, tc := range []struct {
+		name   string
+		tenant uint32
+		ref    RegionRef
+		off    uint64
+		want   error
+	}{
+		{"wrong key", tenantA, RegionRef{ID: ref.ID, Key: ref.Key + 1}, 0, ErrWrongKey},
+		{"foreign region", tenantB, ref, 0, ErrForeignRegion},
+		{"unknown region", tenantA, RegionRef{ID: 999}, 0, ErrUnknownRegion},
+		{"out of bounds", tenantA, ref, 64, ErrOutOfBounds},
+		{"misaligned", tenantA, ref, 4, ErrMisaligned},
+		{"read-only", tenantA, ro.Ref(), 0, ErrReadOnly},
+	} {
+		_, err := cl.FetchAdd(ctx, tc.tenant, tc.ref, tc.off, 1)
+		var re *RemoteError
+		if !errors.Is(err, tc.want) || !errors.Is(err, ErrRejected) || !errors.As(err, &re) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+	if _, err := cl.Read(ctx, tenantA, ref, 0, 4096); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("long read: %v", err)
+	}
+	s := tn.srv.Stats()
+	if s.Requests != 13 || s.Replies != 6 || s.ErrorReplies != 7 || s.Dropped() != 0 {
+		t.Errorf("server stats %+v", s)
+	}
+}
+
+func TestNetCompiledHandler(t *testing.T) {
+	tn := newTestNet(t, Config{}, ServerConfig{})
+	obj, err := compiler.Compile(lang.NewFileSet(), "counter.naam", []byte(`
+region counters: [u64; 16] rw
+
+handler incr(slot: u64, by: u64) -> u64 {
+    if slot >= 16 {
+        fail(7)
+    }
+    counters[slot] += by
+    return counters[slot]
+}
+
+handler echo(x: [u8; 16]) -> [u8; 16] {
+    return x
+}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	register(t, tn.nic, tenantA, "counters", 16*8, RegionOptions{Writable: true})
+	p := install(t, tn.nic, tenantA, obj)
+	cl := tn.client(t, ClientConfig{}, nil)
+	ctx := context.Background()
+	req := func(slot, by uint64) []byte {
+		return binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, slot), by)
+	}
+	for i := range uint64(3) {
+		got, err := cl.Call(ctx, tenantA, id(t, p, "incr"), req(3, 10))
+		if err != nil || len(got) != 8 || u64(got) != 10*(i+1) {
+			t.Fatalf("incr: %x, %v", got, err)
+		}
+	}
+	var he *HandlerError
+	if _, err := cl.Call(ctx, tenantA, id(t, p, "incr"), req(16, 1)); !errors.As(err, &he) || he.Code != 7 {
+		t.Errorf("fail(7): %v", err)
+	}
+	x := []byte("0123456789abcdef")
+	if got, err := cl.Call(ctx, tenantA, id(t, p, "echo"), x); err != nil || !bytes.Equal(got, x) {
+		t.Errorf("echo: %q, %v", got, err)
+	}
+	// Another tenant may not call it; unknown handlers are refused.
+	if _, err := cl.Call(ctx, tenantB, id(t, p, "echo"), x); !errors.Is(err, ErrForeignHandler) || !errors.Is(err, ErrRejected) {
+		t.Errorf("foreign handler: %v", err)
+	}
+	if _, err := cl.Call(ctx, tenantA, 9999, nil); !errors.Is(err, ErrUnknownHandler) {
+		t.Errorf("unknown handler: %v", err)
+	}
+	// A fault carries the VM's message.
+	faulty := install(t, tn.nic, tenantA, object(t, nil, src{"bad", "mov %r0, 100000\nexit"}))
+	if _, err := cl.Call(ctx, tenantA, id(t, faulty, "bad"), nil); !errors.Is(err, ErrFault) || errors.Is(err, ErrRejected) {
+		t.Errorf("fault: %v", err)
+	}
+}
+
+// TestNetRetryOnce drops the first reply: the client retransmits, the
+// server answers from its reply cache, and the FETCH-ADD adds once.
+func TestNetRetryOnce(t *testing.T) {
+	tn := newTestNet(t, Config{}, ServerConfig{})
+	reg := register(t, tn.nic, tenantA, "c", 8, RegionOptions{Writable: true})
+	dropped := 0
+	cl := tn.client(t, ClientConfig{Timeout: 2 * time.Millisecond}, func(c transport.Conn) transport.Conn {
+		return &dropConn{Conn: c, drop: func([]byte) bool { dropped++; return dropped == 1 }}
+	})
+	old, err := cl.FetchAdd(context.Background(), tenantA, reg.Ref(), 0, 1)
+	if err != nil || old != 0 {
+		t.Fatalf("fetch-add: %d, %v", old, err)
+	}
+	if v := u64(reg.Bytes()); v != 1 {
+		t.Fatalf("counter %d after one retried FETCH-ADD", v)
+	}
+	s, c := tn.srv.Stats(), cl.Stats()
+	if s.Requests != 1 || s.CacheHits != 1 || s.Retransmitted != 1 || c.Retransmits != 1 || c.Replies != 1 {
+		t.Errorf("server %+v\nclient %+v", s, c)
+	}
+	if h, _ := tn.nic.HandlerStats(HandlerFetchAdd); h.Runs != 1 {
+		t.Errorf("FETCH-ADD ran %d times", h.Runs)
+	}
+}
+
+// TestNetTimeout: a responder that never answers gives ErrTimeout after
+// MaxTries tries, each with the retransmit flag but the first.
+func TestNetTimeout(t *testing.T) {
+	nw := transport.NewNetwork(transport.MemConfig{})
+	deaf, err := nw.Listen(transport.Addr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer deaf.Close()
+	conn, err := nw.Listen(transport.Addr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := Dial(conn, deaf.LocalAddr(), ClientConfig{Node: 1, Server: serverNode, Keys: testKeys(t),
+		Timeout: time.Millisecond, MaxTimeout: 4 * time.Millisecond, MaxTries: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	start := time.Now()
+	_, err = cl.Call(context.Background(), tenantA, 16, nil)
+	took := time.Since(start)
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("want ErrTimeout, got %v", err)
+	}
+	// 1 + 2 + 4 + 4 + 4 ms.
+	if took < 15*time.Millisecond || took > 2*time.Second {
+		t.Errorf("gave up after %v", took)
+	}
+	ps := make([]transport.Packet, 16)
+	for i := range ps {
+		ps[i].Buf = make([]byte, 2048)
+	}
+	n, _ := deaf.ReadBatch(ps)
+	if n != 5 {
+		t.Fatalf("%d tries reached the responder, want 5", n)
+	}
+	for i, p := range ps[:n] {
+		pkt, err := wire.Parse(p.Payload(), 0)
+		if err != nil || (pkt.Flags&wire.FlagRetransmit != 0) != (i > 0) {
+			t.Errorf("try %d: %v %v", i, &pkt.Header, err)
+		}
+		if pkt.RequestID != mustParse(t, ps[0].Payload()).RequestID {
+			t.Errorf("try %d has another id", i)
+		}
+	}
+	if s := cl.Stats(); s.Timeouts != 1 || s.Retransmits != 4 || s.Outstanding != 0 {
+		t.Errorf("stats %+v", s)
+	}
+
+	// A context ends the call first.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Millisecond)
+	defer cancel()
+	if _, err := cl.Call(ctx, tenantA, 16, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("deadline: %v", err)
+	}
+	// Close fails the calls in flight.
+	go func() {
+		time.Sleep(2 * time.Millisecond)
+		cl.Close()
+	}()
+	if _, err := cl.Call(context.Background(), tenantA, 16, nil); !errors.Is(err, ErrClosed) && !errors.Is(err, ErrTimeout) {
+		t.Errorf("closed: %v", err)
+	}
+	if _, err := cl.Call(context.Background(), tenantA, 16, nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("after close: %v", err)
+	}
+}
+
+func mustParse(t *testing.T, b []byte) wire.Packet {
+	t.Helper()
+	p, err := wire.Parse(b, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestNetCredits: the client never has more calls outstanding than the
+// server grants.
+func TestNetCredits(t *testing.T) {
+	tn := newTestNet(t, Config{}, ServerConfig{MaxCredits: 3})
+	reg := register(t, tn.nic, tenantA, "c", 8, RegionOptions{Writable: true})
+	var mu sync.Mutex
+	inFlight, most := map[uint64]bool{}, 0
+	wrap := func(c transport.Conn) transport.Conn {
+		return &watchConn{Conn: c, sent: func(b []byte) {
+			p, _ := wire.Parse(b, 0)
+			mu.Lock()
+			inFlight[p.RequestID] = true
+			most = max(most, len(inFlight))
+			mu.Unlock()
+		}, recv: func(b []byte) {
+			p, _ := wire.Parse(b, 0)
+			mu.Lock()
+			delete(inFlight, p.RequestID)
+			mu.Unlock()
+		}}
+	}
+	cl := tn.client(t, ClientConfig{InitialCredits: 1}, wrap)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range 16 {
+		wg.Go(func() {
+			<-start
+			for range 50 {
+				if _, err := cl.FetchAdd(context.Background(), tenantA, reg.Ref(), 0, 1); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if u64(reg.Bytes()) != 800 || most > 3 || most < 2 {
+		t.Errorf("counter %d, at most %d outstanding (granted 3)", u64(reg.Bytes()), most)
+	}
+	if s := cl.Stats(); s.Credits != 3 || s.CreditWaits == 0 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+// watchConn calls sent for every datagram written and recv for every one
+// read.
+type watchConn struct {
+	transport.Conn
+	sent, recv func([]byte)
+}
+
+func (w *watchConn) WriteBatch(ps []transport.Packet) (int, error) {
+	for i := range ps {
+		w.sent(ps[i].Payload())
+	}
+	return w.Conn.WriteBatch(ps)
+}
+
+func (w *watchConn) ReadBatch(ps []transport.Packet) (int, error) {
+	n, err := w.Conn.ReadBatch(ps)
+	for i := range n {
+		w.recv(ps[i].Payload())
+	}
+	return n, err
+}
+
+// TestNetClose: Close drains the requests in flight before it returns,
+// and the calls end with a reply.
+func TestNetClose(t *testing.T) {
+	tn := newTestNet(t, Config{}, ServerConfig{})
+	p := install(t, tn.nic, tenantA, object(t, nil, src{"loop", loopAsm}))
+	cl := tn.client(t, ClientConfig{MaxTries: 3}, nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for range 8 {
+		wg.Go(func() {
+			for range 8 {
+				_, err := cl.Call(context.Background(), tenantA, id(t, p, "loop"), nil)
+				errs <- err
+			}
+		})
+	}
+	time.Sleep(time.Millisecond)
+	if err := tn.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	close(errs)
+	ok := 0
+	for err := range errs {
+		if err == nil {
+			ok++
+		} else if !errors.Is(err, ErrTimeout) {
+			t.Errorf("call: %v", err)
+		}
+	}
+	s := tn.srv.Stats()
+	if uint64(ok) < s.Replies-s.Retransmitted || s.Requests != s.Replies {
+		t.Errorf("%d calls answered; server %+v", ok, s)
+	}
+}

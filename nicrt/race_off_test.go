@@ -1,0 +1,5 @@
+//go:build !race
+
+package nicrt
+
+const raceEnabled = false

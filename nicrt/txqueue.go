@@ -1,0 +1,112 @@
+package nicrt
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/naam-project/naam/nicrt/transport"
+)
+
+// txQueue batches the datagrams many goroutines send through one Conn by
+// flat combining: a sender appends its datagram and, if nobody is writing,
+// becomes the writer and sends everything pending in one WriteBatch, again
+// until nothing is left. At light load a datagram leaves at once from the
+// goroutine that made it (no hand-off); under load the writer's system
+// call collects the others' datagrams for the next batch. The buffers are
+// the queue's, recycled once written.
+type txQueue struct {
+	conn    transport.Conn
+	bufSize int
+
+	mu       sync.Mutex
+	pending  []transport.Packet
+	spare    []transport.Packet
+	free     [][]byte
+	flushing bool
+
+	packets, batches, errors atomic.Uint64
+}
+
+func newTxQueue(conn transport.Conn, bufSize int) *txQueue {
+	return &txQueue{conn: conn, bufSize: bufSize}
+}
+
+// buffer returns an empty buffer of capacity bufSize for a datagram that
+// will be pushed.
+func (q *txQueue) buffer() []byte {
+	q.mu.Lock()
+	if n := len(q.free); n > 0 {
+		b := q.free[n-1]
+		q.free = q.free[:n-1]
+		q.mu.Unlock()
+		return b
+	}
+	q.mu.Unlock()
+	return make([]byte, 0, q.bufSize)
+}
+
+// push queues b (from buffer) for to and writes if nobody else is.
+func (q *txQueue) push(to transport.Addr, b []byte) {
+	q.mu.Lock()
+	q.pending = append(q.pending, transport.Packet{Addr: to, Buf: b, N: len(b)})
+	if q.flushing {
+		q.mu.Unlock()
+		return
+	}
+	q.flushing = true
+	q.flushLocked()
+}
+
+// hold makes the caller the writer, if nobody is, so that datagrams
+// pushed meanwhile wait for its release: the rx loop holds the queue while
+// it handles a batch and sends the replies it gathered in one call. It
+// reports whether the caller got the queue (and must release it).
+func (q *txQueue) hold() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.flushing {
+		return false
+	}
+	q.flushing = true
+	return true
+}
+
+// release writes what is pending and gives up the writer's role.
+func (q *txQueue) release() {
+	q.mu.Lock()
+	q.flushLocked()
+}
+
+// flushLocked writes until nothing is pending; q.mu is held on entry and
+// released on return.
+func (q *txQueue) flushLocked() {
+	for len(q.pending) > 0 {
+		batch := q.pending
+		q.pending = q.spare[:0]
+		q.mu.Unlock()
+		q.write(batch)
+		q.mu.Lock()
+		for i := range batch {
+			q.free = append(q.free, batch[i].Buf[:0])
+			batch[i] = transport.Packet{}
+		}
+		q.spare = batch[:0]
+	}
+	q.flushing = false
+	q.mu.Unlock()
+}
+
+// write sends batch, skipping a datagram the conn refuses (a lost
+// datagram is the reliability layer's business, as any other loss).
+func (q *txQueue) write(batch []transport.Packet) {
+	for len(batch) > 0 {
+		n, err := q.conn.WriteBatch(batch)
+		q.batches.Add(1)
+		q.packets.Add(uint64(n))
+		if err == nil {
+			return
+		}
+		q.errors.Add(1)
+		batch = batch[min(n+1, len(batch)):]
+	}
+}
