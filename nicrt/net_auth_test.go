@@ -1,0 +1,248 @@
+package nicrt
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/naam-project/naam/nicrt/transport"
+	"github.com/naam-project/naam/nicrt/wire"
+)
+
+// rawPeer sends hand-made datagrams to a test server and reads what comes
+// back.
+type rawPeer struct {
+	t    *testing.T
+	conn *transport.MemConn
+	to   transport.Addr
+}
+
+func (tn *testNet) raw(t *testing.T) *rawPeer {
+	conn, err := tn.net.Listen(transport.Addr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return &rawPeer{t: t, conn: conn, to: tn.addr}
+}
+
+func (p *rawPeer) send(b []byte) {
+	p.t.Helper()
+	if _, err := p.conn.WriteBatch([]transport.Packet{{Addr: p.to, Buf: b, N: len(b)}}); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// recv returns the datagrams that arrive within d.
+func (p *rawPeer) recv(d time.Duration) [][]byte {
+	var out [][]byte
+	ps := make([]transport.Packet, 16)
+	for i := range ps {
+		ps[i].Buf = make([]byte, 2048)
+	}
+	p.conn.SetReadDeadline(time.Now().Add(d))
+	for {
+		n, err := p.conn.ReadBatch(ps)
+		if err != nil {
+			return out
+		}
+		for _, q := range ps[:n] {
+			out = append(out, bytes.Clone(q.Payload()))
+		}
+	}
+}
+
+func seal(t *testing.T, keys wire.Keys, h wire.Header, payload []byte) []byte {
+	t.Helper()
+	c, err := wire.NewCodec(wire.Config{Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Encode(nil, &h, payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestNetAuth: forged, altered, misdirected and replayed packets are
+// dropped and counted, and never run.
+func TestNetAuth(t *testing.T) {
+	tn := newTestNet(t, Config{}, ServerConfig{})
+	reg := register(t, tn.nic, tenantA, "c", 8, RegionOptions{Writable: true})
+	p := tn.raw(t)
+	fetchAdd := AppendFetchAdd(nil, reg.Ref(), 0, 1)
+	req := func(id uint64) wire.Header {
+		return wire.Header{Type: wire.TypeRequest, Tenant: tenantA, Handler: HandlerFetchAdd, RequestID: id, Src: 5, Dst: serverNode}
+	}
+	good := seal(t, tn.keys, req(1000), fetchAdd)
+
+	// A genuine request runs once and is answered.
+	p.send(good)
+	if got := p.recv(20 * time.Millisecond); len(got) != 1 {
+		t.Fatalf("%d replies to a good request", len(got))
+	}
+	// Sent again, it is answered from the cache and does not run.
+	p.send(good)
+	if got := p.recv(20 * time.Millisecond); len(got) != 1 {
+		t.Fatalf("%d replies to a duplicate", len(got))
+	}
+
+	wrongKey := wire.KeyMap{tenantA: testKey(t, 77), tenantNoKey: testKey(t, 9)}
+	altered := bytes.Clone(seal(t, tn.keys, req(1001), fetchAdd))
+	altered[len(altered)-1] ^= 1 // delta 1 → 0: the MAC no longer matches
+	otherTenant := bytes.Clone(seal(t, tn.keys, req(1002), fetchAdd))
+	binary.LittleEndian.PutUint32(otherTenant[8:], tenantB) // claims tenant B
+	h := req(1003)
+	h.Dst = serverNode + 1
+	for _, b := range [][]byte{
+		seal(t, wrongKey, req(1004), fetchAdd), // forged with a wrong key
+		altered,
+		otherTenant,
+		seal(t, wrongKey, func() wire.Header { h := req(1005); h.Tenant = tenantNoKey; return h }(), fetchAdd), // unknown tenant
+		seal(t, tn.keys, h, fetchAdd), // sealed for another node
+	} {
+		p.send(b)
+	}
+	// A replay of a request far below the newest id of the peer.
+	p.send(seal(t, tn.keys, req(1000+5000), fetchAdd))
+	if got := p.recv(20 * time.Millisecond); len(got) != 1 {
+		t.Fatalf("%d replies to a new request", len(got))
+	}
+	p.send(good)
+	if got := p.recv(20 * time.Millisecond); len(got) != 0 {
+		t.Fatalf("%d replies to forgeries and replays", len(got))
+	}
+	s := tn.srv.Stats()
+	if s.BadMAC != 3 || s.UnknownTenant != 1 || s.WrongDst != 1 || s.ReplaysTooOld != 1 || s.CacheHits != 1 || s.Requests != 2 {
+		t.Errorf("stats %+v", s)
+	}
+	if v := u64(reg.Bytes()); v != 2 {
+		t.Errorf("counter %d, want 2", v)
+	}
+}
+
+// TestNetMalformed: datagrams that do not parse are dropped and counted by
+// field; the server answers the next good request.
+func TestNetMalformed(t *testing.T) {
+	tn := newTestNet(t, Config{}, ServerConfig{})
+	p := tn.raw(t)
+	good := seal(t, tn.keys, wire.Header{Type: wire.TypeRequest, Tenant: tenantA, Handler: 9999, RequestID: 1, Src: 5, Dst: serverNode}, []byte("xyz"))
+	mut := func(f func(b []byte) []byte) []byte { return f(bytes.Clone(good)) }
+	cases := []struct {
+		b    []byte
+		want Malformed
+	}{
+		{good[:10], MalformedShort},
+		{mut(func(b []byte) []byte { b[0] = 0; return b }), MalformedMagic},
+		{mut(func(b []byte) []byte { b[2] = 2; return b }), MalformedVersion},
+		{mut(func(b []byte) []byte { b[32] = 200; return b }), MalformedLength},
+		{mut(func(b []byte) []byte { return append(b, 0) }), MalformedLength},
+		{mut(func(b []byte) []byte { binary.LittleEndian.PutUint32(b[32:], 1<<31); return b }), MalformedTooLarge},
+		{mut(func(b []byte) []byte { b[3] = 9; return b }), MalformedType},
+		{mut(func(b []byte) []byte { b[4] = 4; return b }), MalformedFlags},
+		{mut(func(b []byte) []byte { b[36] = 1; return b }), MalformedStatus},
+	}
+	for _, c := range cases {
+		p.send(c.b)
+	}
+	// A reply sent to a responder is authentic but unexpected.
+	p.send(seal(t, tn.keys, wire.Header{Type: wire.TypeReply, Tenant: tenantA, RequestID: 2, Src: 5, Dst: serverNode}, nil))
+	p.send(good)
+	got := p.recv(20 * time.Millisecond)
+	if len(got) != 1 {
+		t.Fatalf("%d replies", len(got))
+	}
+	rep, err := wire.NewCodec(wire.Config{Keys: tn.keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkt, err := rep.Decode(got[0])
+	if err != nil || pkt.Type != wire.TypeErrorReply || pkt.Status != wire.StatusRuntime+wire.Status(StatusUnknownHandler) ||
+		pkt.RequestID != 1 || pkt.Dst != 5 || pkt.Src != serverNode || pkt.Credits == 0 {
+		t.Fatalf("reply %v %v", &pkt.Header, err)
+	}
+	s := tn.srv.Stats()
+	var want [numMalformed]uint64
+	for _, c := range cases {
+		want[c.want]++
+	}
+	if s.Malformed != want || s.UnexpectedType != 1 || s.Requests != 1 {
+		t.Errorf("malformed %v, want %v; stats %+v", s.Malformed, want, s)
+	}
+}
+
+// FuzzServe feeds arbitrary datagrams to a responder's packet handler:
+// nothing may panic, and every datagram is counted once.
+func FuzzServe(f *testing.F) {
+	keys := testKeys(f)
+	tn := newFuzzServer(f, keys)
+	reg := register(f, tn.nic, tenantA, "c", 64, RegionOptions{Writable: true})
+	p := install(f, tn.nic, tenantA, object(f, nil, src{"null", nullAsm}, src{"err", errAsm}))
+	c, _ := wire.NewCodec(wire.Config{Keys: keys})
+	add := func(h wire.Header, payload []byte) {
+		b, err := c.Encode(nil, &h, payload)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	req := wire.Header{Type: wire.TypeRequest, Tenant: tenantA, RequestID: 1, Src: 5, Dst: serverNode}
+	for i, payload := range [][]byte{
+		AppendFetchAdd(nil, reg.Ref(), 0, 1), AppendRead(nil, reg.Ref(), 0, 64), AppendWrite(nil, reg.Ref(), 0, []byte("x")),
+		AppendCAS(nil, reg.Ref(), 8, 0, 1), nil, []byte("short"),
+	} {
+		for _, h := range []uint32{HandlerRead, HandlerWrite, HandlerCAS, HandlerFetchAdd, id(f, p, "null"), id(f, p, "err"), 0, 777} {
+			r := req
+			r.Handler, r.RequestID = h, uint64(i*100)+uint64(h)
+			add(r, payload)
+		}
+	}
+	add(wire.Header{Type: wire.TypeControl, Tenant: tenantA, Handler: uint32(wire.OpStats), Dst: serverNode}, nil)
+	add(wire.Header{Type: wire.TypeCredit, Tenant: tenantA, Credits: 5, Dst: serverNode}, nil)
+	f.Add([]byte{})
+	f.Add(make([]byte, wire.HeaderSize))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		before := tn.srv.Stats()
+		tn.feed(b)
+		after := tn.srv.Stats()
+		if after.RxPackets != before.RxPackets+1 {
+			t.Fatalf("rx %d → %d", before.RxPackets, after.RxPackets)
+		}
+		handled := (after.Requests - before.Requests) + (after.Dropped() - before.Dropped()) + (after.CacheHits - before.CacheHits)
+		if handled != 1 {
+			t.Fatalf("datagram counted %d times: %+v → %+v", handled, before, after)
+		}
+	})
+}
+
+// fuzzServer is a server whose rx queue the test drives by hand.
+type fuzzServer struct {
+	nic *NIC
+	srv *Server
+	q   *rxQueue
+}
+
+func newFuzzServer(t testing.TB, keys wire.Keys) *fuzzServer {
+	nw := transport.NewNetwork(transport.MemConfig{})
+	conn, err := nw.Listen(transport.Addr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := newNIC(t, Config{})
+	s, err := newServer(n, []transport.Conn{conn}, ServerConfig{Node: serverNode, Keys: keys, Batch: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.inflight.Wait(); conn.Close() })
+	return &fuzzServer{nic: n, srv: s, q: s.queues[0]}
+}
+
+// feed hands one datagram to the queue as if ReadBatch had returned it.
+func (f *fuzzServer) feed(b []byte) {
+	p := &f.q.ps[0]
+	p.Addr = transport.Addr{}
+	p.N = copy(p.Buf, b)
+	f.q.handleBatch(1)
+}

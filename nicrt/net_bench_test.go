@@ -1,0 +1,309 @@
+package nicrt
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/naam-project/naam/nicrt/transport"
+)
+
+// Benchmarks of the network path over 127.0.0.1, each beside the plain Go
+// UDP baseline of the same shape in the same run (spec/nic.md, Measured):
+//
+//	go test ./nicrt -run '^$' -bench 'Net' -benchtime 2s
+//
+// p50-ns and p99-ns are round trips of single calls; msgs/s counts
+// completed calls (or echoed datagrams).
+
+const netBenchPayload = 64
+
+type netLatencies struct {
+	mu sync.Mutex
+	s  []time.Duration
+}
+
+func (l *netLatencies) add(s []time.Duration) {
+	l.mu.Lock()
+	l.s = append(l.s, s...)
+	l.mu.Unlock()
+}
+
+func (l *netLatencies) report(b *testing.B, msgs int) {
+	if len(l.s) > 0 {
+		s := slices.Clone(l.s)
+		slices.Sort(s)
+		b.ReportMetric(float64(s[len(s)/2].Nanoseconds()), "p50-ns")
+		b.ReportMetric(float64(s[len(s)*99/100].Nanoseconds()), "p99-ns")
+	}
+	b.ReportMetric(float64(msgs)/b.Elapsed().Seconds(), "msgs/s")
+}
+
+// plainEcho echoes every datagram with one syscall each way, until closed.
+func plainEcho(b *testing.B) netip {
+	srv, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := srv.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			srv.WriteToUDPAddrPort(buf[:n], from)
+		}
+	}()
+	b.Cleanup(func() { srv.Close() })
+	return srv.LocalAddr().(*net.UDPAddr).AddrPort()
+}
+
+type netip = transport.Addr
+
+// nullServer serves a NIC with a null handler on one UDP socket and
+// returns a client factory.
+func nullServer(b *testing.B) (dial func(node uint32) *Client, null uint32) {
+	n, srv, keys := udpServer(b, Config{}, 1, transport.UDPConfig{})
+	p := install(b, n, tenantA, object(b, nil, src{"null", nullAsm}))
+	return func(node uint32) *Client {
+		return udpClient(b, srv, keys, ClientConfig{Node: node}, transport.UDPConfig{}, nil)
+	}, id(b, p, "null")
+}
+
+// BenchmarkNetRoundTrip: one call in flight, a null handler against a
+// plain Go UDP ping-pong.
+func BenchmarkNetRoundTrip(b *testing.B) {
+	b.Run("plain-go", func(b *testing.B) {
+		to := plainEcho(b)
+		cl, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cl.Close()
+		req, rep := make([]byte, netBenchPayload), make([]byte, 2048)
+		lat := make([]time.Duration, 0, 1<<20)
+		cl.SetReadDeadline(time.Now().Add(time.Minute))
+		b.ReportAllocs()
+		for b.Loop() {
+			t0 := time.Now()
+			if _, err := cl.WriteToUDPAddrPort(req, to); err != nil {
+				b.Fatal(err)
+			}
+			if _, _, err := cl.ReadFromUDPAddrPort(rep); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(t0))
+		}
+		l := &netLatencies{s: lat}
+		l.report(b, b.N)
+	})
+	for _, h := range []string{"null", "fetch-add"} {
+		b.Run("naam-"+h, func(b *testing.B) {
+			n, srv, keys := udpServer(b, Config{}, 1, transport.UDPConfig{})
+			p := install(b, n, tenantA, object(b, nil, src{"null", nullAsm}))
+			reg := register(b, n, tenantA, "c", 8, RegionOptions{Writable: true})
+			cl := udpClient(b, srv, keys, ClientConfig{Node: 1}, transport.UDPConfig{}, nil)
+			null, req := id(b, p, "null"), make([]byte, netBenchPayload)
+			ctx := context.Background()
+			lat := make([]time.Duration, 0, 1<<20)
+			b.ReportAllocs()
+			for b.Loop() {
+				t0 := time.Now()
+				var err error
+				if h == "null" {
+					_, err = cl.Call(ctx, tenantA, null, req)
+				} else {
+					_, err = cl.FetchAdd(ctx, tenantA, reg.Ref(), 0, 1)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			b.StopTimer()
+			l := &netLatencies{s: lat}
+			l.report(b, b.N)
+			b.ReportMetric(float64(cl.Stats().Retransmits), "retx")
+		})
+	}
+}
+
+// BenchmarkNetThroughput: each client keeps 8 calls in flight (8
+// goroutines calling one Client) against a null handler; beside it, plain
+// Go UDP echo with 8 datagrams in flight per client (one syscall per
+// datagram), and the batched transport echo (recvmmsg/sendmmsg, the
+// ceiling of this transport) of the same shape.
+func BenchmarkNetThroughput(b *testing.B) {
+	const window = 8
+	for _, clients := range []int{1, 2} {
+		b.Run(fmt.Sprintf("plain-go/clients=%d", clients), func(b *testing.B) {
+			to := plainEcho(b)
+			splitClients(b, clients, func(count int, lat *netLatencies) error {
+				cl, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+				if err != nil {
+					return err
+				}
+				defer cl.Close()
+				cl.SetReadDeadline(time.Now().Add(time.Minute))
+				var sentAt [64]time.Time
+				var local []time.Duration
+				req, rep := make([]byte, netBenchPayload), make([]byte, 2048)
+				send := func(seq uint32) error {
+					binary.LittleEndian.PutUint32(req, seq)
+					sentAt[seq%64] = time.Now()
+					_, err := cl.WriteToUDPAddrPort(req, to)
+					return err
+				}
+				seq := uint32(0)
+				for ; seq < uint32(min(window, count)); seq++ {
+					if err := send(seq); err != nil {
+						return err
+					}
+				}
+				for done := 0; done < count; done++ {
+					if _, _, err := cl.ReadFromUDPAddrPort(rep); err != nil {
+						return err
+					}
+					local = append(local, time.Since(sentAt[binary.LittleEndian.Uint32(rep)%64]))
+					if int(seq) < count {
+						if err := send(seq); err != nil {
+							return err
+						}
+						seq++
+					}
+				}
+				lat.add(local)
+				return nil
+			})
+		})
+		b.Run(fmt.Sprintf("batched-echo/clients=%d", clients), func(b *testing.B) {
+			srv, err := transport.ListenUDP(transport.UDPConfig{ReadBuffer: 4 << 20, WriteBuffer: 4 << 20})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { srv.Close() })
+			go func() {
+				ps := make([]transport.Packet, 64)
+				for i := range ps {
+					ps[i].Buf = make([]byte, 2048)
+				}
+				for {
+					n, err := srv.ReadBatch(ps)
+					if err != nil {
+						return
+					}
+					srv.WriteBatch(ps[:n])
+				}
+			}()
+			to := srv.LocalAddr()
+			splitClients(b, clients, func(count int, lat *netLatencies) error {
+				cl, err := transport.ListenUDP(transport.UDPConfig{ReadBuffer: 4 << 20, WriteBuffer: 4 << 20})
+				if err != nil {
+					return err
+				}
+				defer cl.Close()
+				cl.SetReadDeadline(time.Now().Add(time.Minute))
+				var sentAt [64]time.Time
+				var local []time.Duration
+				reqs := make([]transport.Packet, window)
+				reps := make([]transport.Packet, window)
+				for i := range reqs {
+					reqs[i].Buf = make([]byte, netBenchPayload)
+					reps[i].Buf = make([]byte, 2048)
+				}
+				seq := 0
+				fill := func(k int) []transport.Packet {
+					now := time.Now()
+					for i := range k {
+						binary.LittleEndian.PutUint32(reqs[i].Buf, uint32(seq))
+						reqs[i].Addr, reqs[i].N = to, netBenchPayload
+						sentAt[seq%64] = now
+						seq++
+					}
+					return reqs[:k]
+				}
+				if _, err := cl.WriteBatch(fill(min(window, count))); err != nil {
+					return err
+				}
+				for done := 0; done < count; {
+					n, err := cl.ReadBatch(reps)
+					if err != nil {
+						return err
+					}
+					now := time.Now()
+					for _, p := range reps[:n] {
+						local = append(local, now.Sub(sentAt[binary.LittleEndian.Uint32(p.Buf)%64]))
+					}
+					done += n
+					if k := min(n, count-seq); k > 0 {
+						if _, err := cl.WriteBatch(fill(k)); err != nil {
+							return err
+						}
+					}
+				}
+				lat.add(local)
+				return nil
+			})
+		})
+		b.Run(fmt.Sprintf("naam-null/clients=%d", clients), func(b *testing.B) {
+			dial, null := nullServer(b)
+			cls := make([]*Client, clients)
+			for i := range cls {
+				cls[i] = dial(uint32(i + 1))
+			}
+			next := atomic.Int32{}
+			req := make([]byte, netBenchPayload)
+			splitClients(b, clients*window, func(count int, lat *netLatencies) error {
+				cl := cls[int(next.Add(1)-1)%clients]
+				local := make([]time.Duration, 0, count)
+				ctx := context.Background()
+				for range count {
+					t0 := time.Now()
+					if _, err := cl.Call(ctx, tenantA, null, req); err != nil {
+						return err
+					}
+					local = append(local, time.Since(t0))
+				}
+				lat.add(local)
+				return nil
+			})
+			var retx uint64
+			for _, cl := range cls {
+				retx += cl.Stats().Retransmits
+			}
+			b.ReportMetric(float64(retx), "retx")
+		})
+	}
+}
+
+// splitClients runs b.N calls split over workers goroutines and reports
+// latency and throughput.
+func splitClients(b *testing.B, workers int, work func(count int, lat *netLatencies) error) {
+	lat := &netLatencies{}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for i := range workers {
+		count := b.N / workers
+		if i == 0 {
+			count += b.N % workers
+		}
+		wg.Go(func() { errs[i] = work(count, lat) })
+	}
+	wg.Wait()
+	b.StopTimer()
+	for _, err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	lat.report(b, b.N)
+}
