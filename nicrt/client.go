@@ -173,6 +173,7 @@ func Dial(conn transport.Conn, server transport.Addr, cfg ClientConfig) (*Client
 		nextID: cfg.FirstID, oldest: cfg.FirstID, credits: cfg.InitialCredits,
 		wake: make(chan struct{}), rxDone: make(chan struct{}),
 	}
+	c.tx.yield = true
 	c.calls.New = func() any {
 		cd, _ := wire.NewCodec(wcfg)
 		t := time.NewTimer(time.Hour)

@@ -102,6 +102,13 @@ func (c *core) loop() {
 		c.task = t
 		c.run(&c.task)
 		c.task = task{} // keep nothing of the message alive
+		if len(c.q) == 0 {
+			if list := c.n.idlers.Load(); list != nil {
+				for _, i := range *list {
+					i.coreIdle(c.id)
+				}
+			}
+		}
 	}
 }
 

@@ -94,7 +94,7 @@ func fetchAddStorm(t *testing.T, tn *testNet, n int, f transport.Faults, cfg Cli
 		buf := make([]byte, 1<<20)
 		t.Fatalf("calls still running after %v:\n%s", deadline, buf[:runtime.Stack(buf, true)])
 	}
-	r := faultRun{ok: int(ok.Load()), timeouts: int(timeouts.Load()), counter: u64(reg.Bytes()), took: time.Since(start)}
+	r := faultRun{ok: int(ok.Load()), timeouts: int(timeouts.Load()), counter: counter(reg), took: time.Since(start)}
 	for _, cl := range cls {
 		r.clients = append(r.clients, cl.Stats())
 	}

@@ -142,7 +142,7 @@ func BenchmarkNetRoundTrip(b *testing.B) {
 // ceiling of this transport) of the same shape.
 func BenchmarkNetThroughput(b *testing.B) {
 	const window = 8
-	for _, clients := range []int{1, 2} {
+	for _, clients := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("plain-go/clients=%d", clients), func(b *testing.B) {
 			to := plainEcho(b)
 			splitClients(b, clients, func(count int, lat *netLatencies) error {

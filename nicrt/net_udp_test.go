@@ -97,7 +97,7 @@ func TestUDP(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			if v := u64(reg.Bytes()); v != 800 {
+			if v := counter(reg); v != 800 {
 				t.Errorf("counter %d", v)
 			}
 			s := srv.Stats()
@@ -121,7 +121,7 @@ func TestUDP(t *testing.T) {
 			for srv.Stats().BadMAC == 0 && time.Now().Before(deadline) {
 				time.Sleep(time.Millisecond)
 			}
-			if srv.Stats().BadMAC == 0 || u64(reg.Bytes()) != 800 {
+			if srv.Stats().BadMAC == 0 || counter(reg) != 800 {
 				t.Errorf("forgery: %+v", srv.Stats())
 			}
 		})

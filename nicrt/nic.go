@@ -37,6 +37,39 @@ type NIC struct {
 	closed   atomic.Bool
 	rejected [numStatus]atomic.Uint64
 	traceMu  sync.Mutex
+
+	// idlers are told when a core has run its queue empty: the network
+	// side sends the replies it held back to batch them (Serve).
+	idlers atomic.Pointer[[]idler]
+}
+
+// idler is told, on the core's goroutine, that core has nothing queued.
+type idler interface{ coreIdle(core int) }
+
+// addIdler and removeIdler change the idlers, copy on write.
+func (n *NIC) addIdler(i idler) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var list []idler
+	if old := n.idlers.Load(); old != nil {
+		list = append(list, *old...)
+	}
+	list = append(list, i)
+	n.idlers.Store(&list)
+}
+
+func (n *NIC) removeIdler(i idler) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var list []idler
+	if old := n.idlers.Load(); old != nil {
+		for _, x := range *old {
+			if x != i {
+				list = append(list, x)
+			}
+		}
+	}
+	n.idlers.Store(&list)
 }
 
 type tenant struct {

@@ -42,6 +42,9 @@ type Server struct {
 	cfg        ServerConfig
 	queues     []*rxQueue
 	coreCodecs []*wire.Codec // by Reply.Core: done callbacks run on cores
+	// dirty[core] lists the tx queues holding replies that core added;
+	// only that core's goroutine touches it (complete, coreIdle).
+	dirty [][]*txQueue
 
 	peersMu sync.RWMutex
 	peers   map[uint64]*peer
@@ -152,6 +155,7 @@ func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, err
 		c, _ := newCodec()
 		s.coreCodecs = append(s.coreCodecs, c)
 	}
+	s.dirty = make([][]*txQueue, len(nic.cores))
 	for _, conn := range conns {
 		c, _ := newCodec()
 		q := &rxQueue{s: s, conn: conn, codec: c, tx: newTxQueue(conn, bufSize)}
@@ -162,7 +166,18 @@ func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, err
 		}
 		s.queues = append(s.queues, q)
 	}
+	nic.addIdler(s)
 	return s, nil
+}
+
+// coreIdle sends the replies core held back: its queue ran empty, so no
+// more are coming from it for now.
+func (s *Server) coreIdle(core int) {
+	for i, tx := range s.dirty[core] {
+		tx.flush()
+		s.dirty[core][i] = nil
+	}
+	s.dirty[core] = s.dirty[core][:0]
 }
 
 // take gives slot i of the queue a fresh inflight and its buffer.
@@ -193,6 +208,10 @@ func (s *Server) Close() error {
 		}
 		s.rxDone.Wait()
 		s.inflight.Wait()
+		s.nic.removeIdler(s)
+		for _, q := range s.queues {
+			q.tx.drain() // replies a core held back
+		}
 		close(s.stop)
 		for _, q := range s.queues {
 			if e := q.conn.Close(); e != nil && err == nil && !errors.Is(e, transport.ErrClosed) {
@@ -412,7 +431,18 @@ func (in *inflight) complete(r Reply) {
 		s.ctr.errorReplies.Add(1)
 	}
 	in.cache(slotDone, b)
-	q.tx.push(in.addr, b)
+	if r.Core >= 0 {
+		// On a core: hold the reply back until the core's queue runs
+		// empty (coreIdle), so that the replies of a burst leave in one
+		// WriteBatch rather than one system call each.
+		q.tx.add(in.addr, b)
+		d := s.dirty[r.Core]
+		if len(d) == 0 || d[len(d)-1] != q.tx {
+			s.dirty[r.Core] = append(d, q.tx)
+		}
+	} else {
+		q.tx.push(in.addr, b)
+	}
 	in.release()
 }
 
