@@ -114,13 +114,20 @@ func (e *RemoteError) Is(target error) bool {
 // and the built-in verbs, with retransmission, a bounded number of tries
 // and the responder's credits. Its methods are safe for concurrent use;
 // many calls may be in flight (spec/nic.md, Network side).
+//
+// Three goroutines serve it: the callers (Call, the verbs and Go encode
+// and send their own requests), a receiver that matches replies to calls,
+// and a retransmitter that resends the requests whose timeout passed and
+// fails those out of tries.
 type Client struct {
 	conn   transport.Conn
 	server transport.Addr
 	cfg    ClientConfig
-	codec  *wire.Codec // the receiving goroutine's
+	codec  *wire.Codec // the receiver's
+	retx   *wire.Codec // the retransmitter's
 	tx     *txQueue
 	calls  sync.Pool // *call
+	epoch  time.Time // call times are durations since it
 
 	mu          sync.Mutex
 	nextID      uint64
@@ -135,18 +142,27 @@ type Client struct {
 	rttMu        sync.Mutex
 	srtt, rttvar time.Duration // 0 until the first sample
 
+	kick   chan struct{} // wakes the retransmitter when calls start
 	rxDone chan struct{}
+	rtDone chan struct{}
 	ctr    clientCounters
 }
 
-// call is one call's state, pooled.
+// call is one call's state, pooled. hdr and req do not change while the
+// call is pending; tries, timeout and deadline belong to c.mu.
 type call struct {
-	id     uint64
-	tenant uint32
-	codec  *wire.Codec // for sending, on the caller's goroutine
-	timer  *time.Timer
-	done   chan struct{} // one token per ended call
-	// The outcome, written before done is signalled.
+	id       uint64
+	hdr      wire.Header
+	req      []byte // the payload, kept for retransmissions
+	tries    int
+	timeout  time.Duration
+	deadline time.Duration // since the client's epoch
+	sent     time.Duration // the first try, since the epoch
+	codec    *wire.Codec   // the caller's, for the first try
+	// How the caller learns the outcome: ch for Call (the outcome is left
+	// in typ, status, reply and err), done for Go.
+	ch      chan struct{}
+	done    func(reply []byte, err error)
 	typ     wire.Type
 	status  wire.Status
 	reply   []byte
@@ -167,22 +183,26 @@ func Dial(conn transport.Conn, server transport.Addr, cfg ClientConfig) (*Client
 	if err != nil {
 		return nil, fmt.Errorf("nicrt: dial: %w", err)
 	}
+	retx, _ := wire.NewCodec(wcfg)
 	c := &Client{
-		conn: conn, server: server, cfg: cfg, codec: codec,
+		conn: conn, server: server, cfg: cfg, codec: codec, retx: retx,
 		tx:     newTxQueue(conn, wire.HeaderSize+codec.MaxPayload()),
+		epoch:  time.Now(),
 		nextID: cfg.FirstID, oldest: cfg.FirstID, credits: cfg.InitialCredits,
-		wake: make(chan struct{}), rxDone: make(chan struct{}),
+		wake: make(chan struct{}), kick: make(chan struct{}, 1),
+		rxDone: make(chan struct{}), rtDone: make(chan struct{}),
 	}
 	c.tx.yield = true
 	c.calls.New = func() any {
 		cd, _ := wire.NewCodec(wcfg)
-		t := time.NewTimer(time.Hour)
-		t.Stop()
-		return &call{codec: cd, timer: t, done: make(chan struct{}, 1)}
+		return &call{codec: cd, ch: make(chan struct{}, 1)}
 	}
 	go c.receive()
+	go c.retransmit()
 	return c, nil
 }
+
+func (c *Client) now() time.Duration { return time.Since(c.epoch) }
 
 // Close fails the calls in flight with ErrClosed and closes the conn.
 func (c *Client) Close() error {
@@ -192,19 +212,24 @@ func (c *Client) Close() error {
 		return nil
 	}
 	c.closed = true
+	var ended []*call
 	for i, cl := range c.pending {
 		if cl != nil {
 			c.pending[i] = nil
-			cl.err = ErrClosed
-			cl.done <- struct{}{}
+			ended = append(ended, cl)
 		}
 	}
 	c.outstanding = 0
 	close(c.wake) // waiters see closed
 	c.wake = make(chan struct{})
+	close(c.kick)
 	c.mu.Unlock()
+	for _, cl := range ended {
+		c.fail(cl, ErrClosed)
+	}
 	err := c.conn.Close()
 	<-c.rxDone
+	<-c.rtDone
 	return err
 }
 
@@ -213,6 +238,27 @@ func (c *Client) Close() error {
 func (c *Client) Call(ctx context.Context, tenant, handler uint32, payload []byte) ([]byte, error) {
 	cl := c.calls.Get().(*call)
 	return c.do(ctx, cl, tenant, handler, payload, nil)
+}
+
+// ErrNoCredits is what Go returns when the responder's credits (or
+// MaxOutstanding) allow no more calls now.
+var ErrNoCredits = errors.New("nicrt: no credits for another call")
+
+// Go starts a call without waiting for it: done receives the reply (valid
+// only during done) or the error, exactly once, on the client's receiving
+// or retransmitting goroutine (or in Close), so it must not block; it may start further
+// calls with Go. Go never blocks: it returns ErrNoCredits when no more
+// calls may be in flight, ErrClosed after Close, or an error for a payload
+// it cannot send, and then done is not called.
+func (c *Client) Go(tenant, handler uint32, payload []byte, done func(reply []byte, err error)) error {
+	cl := c.calls.Get().(*call)
+	cl.done = done
+	if err := c.start(nil, cl, tenant, handler, payload); err != nil {
+		cl.done = nil
+		c.calls.Put(cl)
+		return err
+	}
+	return nil
 }
 
 // Read reads n bytes at off of the region ref (the READ verb).
@@ -262,91 +308,77 @@ func (c *Client) word(ctx context.Context, cl *call, tenant, handler uint32) (ui
 	return binary.LittleEndian.Uint64(r), nil
 }
 
-// do runs one call with cl (from the pool, returned to it here) and
-// appends the reply to out.
+// do runs one call with cl (from the pool, returned to it here), waits
+// for it and appends the reply to out.
 func (c *Client) do(ctx context.Context, cl *call, tenant, handler uint32, payload, out []byte) ([]byte, error) {
 	defer c.calls.Put(cl)
-	if len(payload) > c.codec.MaxPayload() {
-		return out, fmt.Errorf("nicrt: call: %d-byte payload, the limit is %d", len(payload), c.codec.MaxPayload())
-	}
-	if err := c.acquire(ctx, cl, tenant); err != nil {
+	if err := c.start(ctx, cl, tenant, handler, payload); err != nil {
 		return out, err
 	}
-	h := wire.Header{
-		Type: wire.TypeRequest, Tenant: tenant, Handler: handler, RequestID: cl.id,
-		Src: c.cfg.Node, Dst: c.cfg.Server,
+	select {
+	case <-cl.ch:
+	case <-ctx.Done():
+		if c.abandon(cl) {
+			return out, ctx.Err()
+		}
+		<-cl.ch // the call ended as the context did: take its outcome
 	}
-	timeout := c.timeout()
-	start := time.Now()
-	for try := 1; ; try++ {
-		if try > 1 {
-			h.Flags = wire.FlagRetransmit
-			c.ctr.retransmits.Add(1)
-		}
-		b, err := cl.codec.Encode(c.tx.buffer(), &h, payload)
-		if err != nil { // an unknown tenant: nothing was sent
-			c.abandon(cl)
-			return out, fmt.Errorf("nicrt: call: %w", err)
-		}
-		c.tx.push(c.server, b)
-		cl.timer.Reset(timeout)
-		select {
-		case <-cl.done:
-			cl.timer.Stop()
-			if try == 1 {
-				c.sample(time.Since(start))
-			}
-			return c.result(cl, out)
-		case <-cl.timer.C:
-			if try < c.cfg.MaxTries {
-				timeout = min(2*timeout, c.cfg.MaxTimeout)
-				continue
-			}
-			if c.abandon(cl) {
-				c.ctr.timeouts.Add(1)
-				return out, ErrTimeout
-			}
-		case <-ctx.Done():
-			cl.timer.Stop()
-			if c.abandon(cl) {
-				return out, ctx.Err()
-			}
-		}
-		// The reply came as the call gave up: take it.
-		<-cl.done
-		return c.result(cl, out)
+	return c.result(cl, out)
+}
+
+// start waits for room (a nil ctx: fails with ErrNoCredits instead), makes
+// cl pending under a new id and sends its first try.
+func (c *Client) start(ctx context.Context, cl *call, tenant, handler uint32, payload []byte) error {
+	if len(payload) > c.codec.MaxPayload() {
+		return fmt.Errorf("nicrt: call: %d-byte payload, the limit is %d", len(payload), c.codec.MaxPayload())
 	}
+	if c.cfg.Keys.Key(tenant) == nil {
+		return fmt.Errorf("nicrt: call: no key for tenant %d: %w", tenant, wire.ErrUnknownTenant)
+	}
+	cl.req = append(cl.req[:0], payload...)
+	cl.err, cl.typ, cl.status = nil, 0, 0
+	codec := cl.codec // cl may end, and be reused, once it is pending
+	h, err := c.acquire(ctx, cl, tenant, handler, c.timeout())
+	if err != nil {
+		return err
+	}
+	b, _ := codec.Encode(c.tx.buffer(), &h, payload)
+	c.tx.push(c.server, b)
+	return nil
 }
 
 // result turns the outcome the receiver left in cl into the call's.
 func (c *Client) result(cl *call, out []byte) ([]byte, error) {
-	switch {
-	case cl.err != nil:
-		err := cl.err
-		cl.err = nil
-		return out, err
-	case cl.typ == wire.TypeReply:
+	if cl.err != nil {
+		return out, cl.err
+	}
+	if cl.typ == wire.TypeReply {
 		return append(out, cl.reply...), nil
 	}
-	if k, ok := cl.status.Runtime(); ok {
+	return out, remoteError(cl.status, cl.reply)
+}
+
+// remoteError is the error of an error reply.
+func remoteError(status wire.Status, text []byte) error {
+	if k, ok := status.Runtime(); ok {
 		st := Status(255) // not a status this runtime knows
 		if k < uint32(numStatus) {
 			st = Status(k)
 		}
-		return out, &RemoteError{Status: st, Msg: string(cl.reply)}
+		return &RemoteError{Status: st, Msg: string(text)}
 	}
-	return out, &HandlerError{Code: uint32(cl.status)}
+	return &HandlerError{Code: uint32(status)}
 }
 
 // acquire waits until the responder's credits (and MaxOutstanding, and the
 // anti-replay window's span) allow one more call, then gives cl an id and
-// makes it pending.
-func (c *Client) acquire(ctx context.Context, cl *call, tenant uint32) error {
+// makes it pending. A nil ctx does not wait: it fails with ErrNoCredits.
+func (c *Client) acquire(ctx context.Context, cl *call, tenant, handler uint32, timeout time.Duration) (wire.Header, error) {
 	c.mu.Lock()
 	for {
 		if c.closed {
 			c.mu.Unlock()
-			return ErrClosed
+			return wire.Header{}, ErrClosed
 		}
 		limit := min(c.credits, c.cfg.MaxOutstanding)
 		// A call must end before WindowSize later ids exist, or the
@@ -354,6 +386,10 @@ func (c *Client) acquire(ctx context.Context, cl *call, tenant uint32) error {
 		// (spec/wire.md, Retransmission): stay within half of it.
 		if c.outstanding < limit && c.nextID-c.oldest < wire.WindowSize/2 {
 			break
+		}
+		if ctx == nil {
+			c.mu.Unlock()
+			return wire.Header{}, ErrNoCredits
 		}
 		wake := c.wake
 		c.waiters++
@@ -365,24 +401,35 @@ func (c *Client) acquire(ctx context.Context, cl *call, tenant uint32) error {
 			c.mu.Lock()
 			c.waiters--
 			c.mu.Unlock()
-			return ctx.Err()
+			return wire.Header{}, ctx.Err()
 		}
 		c.mu.Lock()
 		c.waiters--
 	}
 	id := c.nextID
 	c.nextID++
-	cl.id, cl.tenant = id, tenant
-	cl.err, cl.typ, cl.status = nil, 0, 0
+	now := c.now()
+	cl.id, cl.tries, cl.timeout, cl.sent, cl.deadline = id, 1, timeout, now, now+timeout
+	h := wire.Header{
+		Type: wire.TypeRequest, Tenant: tenant, Handler: handler, RequestID: id,
+		Src: c.cfg.Node, Dst: c.cfg.Server,
+	}
+	cl.hdr = h
 	c.pending[id%wire.WindowSize] = cl
 	c.outstanding++
+	if c.outstanding == 1 {
+		select {
+		case c.kick <- struct{}{}:
+		default:
+		}
+	}
 	c.mu.Unlock()
 	c.ctr.calls.Add(1)
-	return nil
+	return h, nil
 }
 
-// abandon removes cl from the pending table, unless a reply (or Close)
-// took it first; it reports whether it did.
+// abandon removes cl from the pending table, unless a reply (or the
+// retransmitter, or Close) ended it first; it reports whether it did.
 func (c *Client) abandon(cl *call) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -414,6 +461,79 @@ func (c *Client) removeLocked(slot **call, id uint64) {
 	}
 }
 
+// fail ends a call that is no longer pending with err.
+func (c *Client) fail(cl *call, err error) {
+	if done := cl.done; done != nil {
+		cl.done = nil
+		c.calls.Put(cl)
+		done(nil, err)
+		return
+	}
+	cl.err = err
+	cl.ch <- struct{}{}
+}
+
+// retransmit resends the requests whose timeout passed, each timeout
+// twice the last (to MaxTimeout), and fails a call with ErrTimeout once it
+// has been sent MaxTries times. It looks every MinTimeout/2 at most while
+// calls are pending, and sleeps otherwise.
+func (c *Client) retransmit() {
+	defer close(c.rtDone)
+	var failed []*call
+	var resend []transport.Packet
+	for {
+		c.mu.Lock()
+		for c.outstanding == 0 && !c.closed {
+			c.mu.Unlock()
+			<-c.kick
+			c.mu.Lock()
+		}
+		if c.closed {
+			c.mu.Unlock()
+			return
+		}
+		now := c.now()
+		next := now + c.cfg.MinTimeout/2
+		for id := c.oldest; id < c.nextID; id++ {
+			cl := c.pending[id%wire.WindowSize]
+			if cl == nil || cl.id != id {
+				continue
+			}
+			if cl.deadline > now {
+				next = min(next, cl.deadline)
+				continue
+			}
+			if cl.tries >= c.cfg.MaxTries {
+				c.removeLocked(&c.pending[id%wire.WindowSize], id)
+				failed = append(failed, cl)
+				continue
+			}
+			cl.tries++
+			cl.timeout = min(2*cl.timeout, c.cfg.MaxTimeout)
+			cl.deadline = now + cl.timeout
+			next = min(next, cl.deadline)
+			h := cl.hdr
+			h.Flags |= wire.FlagRetransmit
+			b, _ := c.retx.Encode(c.tx.buffer(), &h, cl.req)
+			resend = append(resend, transport.Packet{Addr: c.server, Buf: b, N: len(b)})
+		}
+		c.mu.Unlock()
+		for i := range resend {
+			c.tx.push(resend[i].Addr, resend[i].Buf)
+			resend[i] = transport.Packet{}
+			c.ctr.retransmits.Add(1)
+		}
+		resend = resend[:0]
+		for i, cl := range failed {
+			c.ctr.timeouts.Add(1)
+			c.fail(cl, ErrTimeout)
+			failed[i] = nil
+		}
+		failed = failed[:0]
+		time.Sleep(max(next-c.now(), 20*time.Microsecond))
+	}
+}
+
 // receive reads replies until the conn closes and hands each to its call.
 func (c *Client) receive() {
 	defer close(c.rxDone)
@@ -439,8 +559,14 @@ func (c *Client) receive() {
 			}
 			continue
 		}
+		// Hold the sender while the batch is delivered, so that the calls
+		// Go callbacks start leave in one WriteBatch.
+		held := c.tx.hold()
 		for i := range n {
 			c.deliver(ps[i].Buf[:ps[i].N])
+		}
+		if held {
+			c.tx.release()
 		}
 	}
 }
@@ -471,17 +597,31 @@ func (c *Client) deliver(b []byte) {
 	c.grantLocked(pkt.Credits)
 	slot := &c.pending[pkt.RequestID%wire.WindowSize]
 	cl := *slot
-	if cl == nil || cl.id != pkt.RequestID || cl.tenant != pkt.Tenant {
+	if cl == nil || cl.id != pkt.RequestID || cl.hdr.Tenant != pkt.Tenant {
 		c.mu.Unlock()
 		c.ctr.stale.Add(1) // a duplicate, or the reply to a call that gave up
 		return
 	}
 	c.removeLocked(slot, cl.id)
+	first, sent := cl.tries == 1, cl.sent
 	c.mu.Unlock()
+	if first { // Karn: only a reply to a request sent once times a round trip
+		c.sample(c.now() - sent)
+	}
+	c.ctr.replies.Add(1)
+	if done := cl.done; done != nil {
+		cl.done = nil
+		c.calls.Put(cl)
+		if pkt.Type == wire.TypeReply {
+			done(pkt.Payload, nil)
+		} else {
+			done(nil, remoteError(pkt.Status, pkt.Payload))
+		}
+		return
+	}
 	cl.typ, cl.status = pkt.Type, pkt.Status
 	cl.reply = append(cl.reply[:0], pkt.Payload...)
-	c.ctr.replies.Add(1)
-	cl.done <- struct{}{}
+	cl.ch <- struct{}{}
 }
 
 // grantLocked takes the responder's credits; c.mu is held. A grant of 0
@@ -496,8 +636,7 @@ func (c *Client) grantLocked(credits uint16) {
 	}
 }
 
-// sample feeds a round trip measured without retransmission (Karn's rule)
-// to the estimator of RFC 6298.
+// sample feeds a round trip to the estimator of RFC 6298.
 func (c *Client) sample(rtt time.Duration) {
 	c.rttMu.Lock()
 	defer c.rttMu.Unlock()

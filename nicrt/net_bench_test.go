@@ -280,6 +280,68 @@ func BenchmarkNetThroughput(b *testing.B) {
 			}
 			b.ReportMetric(float64(retx), "retx")
 		})
+		// The same with Go: one goroutine per client starts 8 calls, and
+		// every callback starts the next.
+		b.Run(fmt.Sprintf("naam-null-go/clients=%d", clients), func(b *testing.B) {
+			dial, null := nullServer(b)
+			req := make([]byte, netBenchPayload)
+			var retx atomic.Uint64
+			var node atomic.Uint32
+			splitClients(b, clients, func(count int, lat *netLatencies) error {
+				cl := dial(node.Add(1))
+				defer func() { retx.Add(cl.Stats().Retransmits) }()
+				if count == 0 {
+					return nil
+				}
+				local := make([]time.Duration, 0, count)
+				var mu sync.Mutex
+				var started, ended int
+				var failed error
+				finished := make(chan struct{})
+				var t0s [window]time.Time
+				var slots [window]func([]byte, error)
+				for i := range slots {
+					slots[i] = func(_ []byte, err error) {
+						mu.Lock()
+						local = append(local, time.Since(t0s[i]))
+						ended++
+						if err != nil && failed == nil {
+							failed = err
+						}
+						if ended == count {
+							close(finished)
+						}
+						more := started < count
+						if more {
+							started++
+							t0s[i] = time.Now()
+						}
+						mu.Unlock()
+						if more {
+							if err := cl.Go(tenantA, null, req, slots[i]); err != nil {
+								b.Error(err)
+							}
+						}
+					}
+				}
+				mu.Lock()
+				k := min(window, count)
+				started = k
+				for i := range k {
+					t0s[i] = time.Now()
+				}
+				mu.Unlock()
+				for i := range k {
+					if err := cl.Go(tenantA, null, req, slots[i]); err != nil {
+						return err
+					}
+				}
+				<-finished
+				lat.add(local)
+				return failed
+			})
+			b.ReportMetric(float64(retx.Load()), "retx")
+		})
 	}
 }
 

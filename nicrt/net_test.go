@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -337,5 +338,75 @@ func TestNetClose(t *testing.T) {
 	s := tn.srv.Stats()
 	if uint64(ok) < s.Replies-s.Retransmitted || s.Requests != s.Replies {
 		t.Errorf("%d calls answered; server %+v", ok, s)
+	}
+}
+
+// TestNetGo pipelines calls with Go: every callback starts the next call,
+// keeping 8 in flight, on a lossy network.
+func TestNetGo(t *testing.T) {
+	tn := newTestNet(t, Config{}, ServerConfig{})
+	reg := register(t, tn.nic, tenantA, "c", 8, RegionOptions{Writable: true})
+	cl := tn.client(t, ClientConfig{MaxTries: 30, MaxTimeout: 5 * time.Millisecond}, func(c transport.Conn) transport.Conn {
+		f := transport.Faults{Drop: 0.1, Duplicate: 0.05, Reorder: 0.05}
+		l, err := transport.NewLossy(c, transport.LossyConfig{Seed: 7, Send: f, Recv: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	})
+	const n, window = 5000, 8
+	req := AppendFetchAdd(nil, reg.Ref(), 0, 1)
+	var started, ended atomic.Int64
+	finished := make(chan struct{})
+	var next func([]byte, error)
+	next = func(reply []byte, err error) {
+		if err != nil || len(reply) != 8 {
+			t.Errorf("reply %x, %v", reply, err)
+		}
+		if ended.Add(1) == n {
+			close(finished)
+		}
+		if started.Add(1) <= n {
+			if err := cl.Go(tenantA, HandlerFetchAdd, req, next); err != nil {
+				t.Errorf("go: %v", err)
+			}
+		}
+	}
+	for range window {
+		started.Add(1)
+		if err := cl.Go(tenantA, HandlerFetchAdd, req, next); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-finished:
+	case <-time.After(time.Minute):
+		t.Fatalf("%d of %d calls ended", ended.Load(), n)
+	}
+	if v := counter(reg); v != n {
+		t.Errorf("counter %d, want %d", v, n)
+	}
+	// Go does not wait for credits.
+	nw := transport.NewNetwork(transport.MemConfig{})
+	deaf, _ := nw.Listen(transport.Addr{})
+	conn, _ := nw.Listen(transport.Addr{})
+	c2, err := Dial(conn, deaf.LocalAddr(), ClientConfig{Node: 1, Server: serverNode, Keys: tn.keys, InitialCredits: 2, MaxTries: 2, Timeout: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	errs := make(chan error, 2)
+	for range 2 {
+		if err := c2.Go(tenantA, 16, nil, func(_ []byte, err error) { errs <- err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c2.Go(tenantA, 16, nil, func([]byte, error) {}); !errors.Is(err, ErrNoCredits) {
+		t.Errorf("third call: %v", err)
+	}
+	for range 2 {
+		if err := <-errs; !errors.Is(err, ErrTimeout) {
+			t.Errorf("deaf responder: %v", err)
+		}
 	}
 }
