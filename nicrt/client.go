@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -192,7 +193,6 @@ func Dial(conn transport.Conn, server transport.Addr, cfg ClientConfig) (*Client
 		wake: make(chan struct{}), kick: make(chan struct{}, 1),
 		rxDone: make(chan struct{}), rtDone: make(chan struct{}),
 	}
-	c.tx.yield = true
 	c.calls.New = func() any {
 		cd, _ := wire.NewCodec(wcfg)
 		return &call{codec: cd, ch: make(chan struct{}, 1)}
@@ -338,12 +338,12 @@ func (c *Client) start(ctx context.Context, cl *call, tenant, handler uint32, pa
 	cl.req = append(cl.req[:0], payload...)
 	cl.err, cl.typ, cl.status = nil, 0, 0
 	codec := cl.codec // cl may end, and be reused, once it is pending
-	h, err := c.acquire(ctx, cl, tenant, handler, c.timeout())
+	h, others, err := c.acquire(ctx, cl, tenant, handler, c.timeout())
 	if err != nil {
 		return err
 	}
 	b, _ := codec.Encode(c.tx.buffer(), &h, payload)
-	c.tx.push(c.server, b)
+	c.tx.pushYield(c.server, b, others)
 	return nil
 }
 
@@ -372,13 +372,14 @@ func remoteError(status wire.Status, text []byte) error {
 
 // acquire waits until the responder's credits (and MaxOutstanding, and the
 // anti-replay window's span) allow one more call, then gives cl an id and
-// makes it pending. A nil ctx does not wait: it fails with ErrNoCredits.
-func (c *Client) acquire(ctx context.Context, cl *call, tenant, handler uint32, timeout time.Duration) (wire.Header, error) {
+// makes it pending; others says whether other calls are in flight. A nil
+// ctx does not wait: it fails with ErrNoCredits.
+func (c *Client) acquire(ctx context.Context, cl *call, tenant, handler uint32, timeout time.Duration) (h wire.Header, others bool, err error) {
 	c.mu.Lock()
 	for {
 		if c.closed {
 			c.mu.Unlock()
-			return wire.Header{}, ErrClosed
+			return h, false, ErrClosed
 		}
 		limit := min(c.credits, c.cfg.MaxOutstanding)
 		// A call must end before WindowSize later ids exist, or the
@@ -389,7 +390,7 @@ func (c *Client) acquire(ctx context.Context, cl *call, tenant, handler uint32, 
 		}
 		if ctx == nil {
 			c.mu.Unlock()
-			return wire.Header{}, ErrNoCredits
+			return h, false, ErrNoCredits
 		}
 		wake := c.wake
 		c.waiters++
@@ -401,7 +402,7 @@ func (c *Client) acquire(ctx context.Context, cl *call, tenant, handler uint32, 
 			c.mu.Lock()
 			c.waiters--
 			c.mu.Unlock()
-			return wire.Header{}, ctx.Err()
+			return h, false, ctx.Err()
 		}
 		c.mu.Lock()
 		c.waiters--
@@ -410,13 +411,14 @@ func (c *Client) acquire(ctx context.Context, cl *call, tenant, handler uint32, 
 	c.nextID++
 	now := c.now()
 	cl.id, cl.tries, cl.timeout, cl.sent, cl.deadline = id, 1, timeout, now, now+timeout
-	h := wire.Header{
+	h = wire.Header{
 		Type: wire.TypeRequest, Tenant: tenant, Handler: handler, RequestID: id,
 		Src: c.cfg.Node, Dst: c.cfg.Server,
 	}
 	cl.hdr = h
 	c.pending[id%wire.WindowSize] = cl
 	c.outstanding++
+	others = c.outstanding > 1
 	if c.outstanding == 1 {
 		select {
 		case c.kick <- struct{}{}:
@@ -425,7 +427,7 @@ func (c *Client) acquire(ctx context.Context, cl *call, tenant, handler uint32, 
 	}
 	c.mu.Unlock()
 	c.ctr.calls.Add(1)
-	return h, nil
+	return h, others, nil
 }
 
 // abandon removes cl from the pending table, unless a reply (or the
@@ -568,6 +570,10 @@ func (c *Client) receive() {
 		if held {
 			c.tx.release()
 		}
+		// Let the callers just woken run before the next read, which
+		// would most often find nothing and cost a system call on their
+		// way.
+		runtime.Gosched()
 	}
 }
 

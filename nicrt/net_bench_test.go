@@ -106,7 +106,7 @@ func BenchmarkNetRoundTrip(b *testing.B) {
 	})
 	for _, h := range []string{"null", "fetch-add"} {
 		b.Run("naam-"+h, func(b *testing.B) {
-			n, srv, keys := udpServer(b, Config{}, 1, transport.UDPConfig{})
+			n, srv, keys := udpServer(b, rtNIC, 1, transport.UDPConfig{})
 			p := install(b, n, tenantA, object(b, nil, src{"null", nullAsm}))
 			reg := register(b, n, tenantA, "c", 8, RegionOptions{Writable: true})
 			cl := udpClient(b, srv, keys, ClientConfig{Node: 1}, transport.UDPConfig{}, nil)
@@ -369,3 +369,5 @@ func splitClients(b *testing.B, workers int, work func(count int, lat *netLatenc
 	}
 	lat.report(b, b.N)
 }
+
+var rtNIC = Config{}

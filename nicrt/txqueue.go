@@ -18,11 +18,6 @@ import (
 type txQueue struct {
 	conn    transport.Conn
 	bufSize int
-	// yield: a sender that becomes the writer first lets the goroutines
-	// that are ready run, so that those about to send join its batch (the
-	// client's callers, woken together by a batch of replies). With
-	// nothing else ready it costs about 100 ns.
-	yield bool
 
 	mu       sync.Mutex
 	pending  []transport.Packet
@@ -52,7 +47,15 @@ func (q *txQueue) buffer() []byte {
 }
 
 // push queues b (from buffer) for to and writes if nobody else is.
-func (q *txQueue) push(to transport.Addr, b []byte) {
+func (q *txQueue) push(to transport.Addr, b []byte) { q.pushYield(to, b, false) }
+
+// pushYield is push; with yield, a sender that becomes the writer first
+// lets the goroutines that are ready run, so that those about to send
+// join its batch (a client's callers, woken together by a batch of
+// replies). With nothing else ready it costs about 100 ns, but it lets a
+// reader run that would otherwise wait: only worth it when other sends
+// are likely.
+func (q *txQueue) pushYield(to transport.Addr, b []byte, yield bool) {
 	q.mu.Lock()
 	q.pending = append(q.pending, transport.Packet{Addr: to, Buf: b, N: len(b)})
 	if q.flushing {
@@ -60,7 +63,7 @@ func (q *txQueue) push(to transport.Addr, b []byte) {
 		return
 	}
 	q.flushing = true
-	if q.yield {
+	if yield {
 		q.mu.Unlock()
 		runtime.Gosched()
 		q.mu.Lock()
