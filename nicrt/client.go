@@ -481,6 +481,8 @@ func (c *Client) fail(cl *call, err error) {
 // calls are pending, and sleeps otherwise.
 func (c *Client) retransmit() {
 	defer close(c.rtDone)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
 	var failed []*call
 	var resend []transport.Packet
 	for {
@@ -532,7 +534,11 @@ func (c *Client) retransmit() {
 			failed[i] = nil
 		}
 		failed = failed[:0]
-		time.Sleep(max(next-c.now(), 20*time.Microsecond))
+		timer.Reset(max(next-c.now(), 20*time.Microsecond))
+		select {
+		case <-timer.C:
+		case <-c.kick: // Close
+		}
 	}
 }
 

@@ -259,7 +259,9 @@ func TestNetCredits(t *testing.T) {
 			mu.Unlock()
 		}}
 	}
-	cl := tn.client(t, ClientConfig{InitialCredits: 1}, wrap)
+	// No retransmissions: a late first try overtaken by its retransmission
+	// would look like one more call outstanding on the wire.
+	cl := tn.client(t, ClientConfig{InitialCredits: 1, Timeout: time.Minute, MinTimeout: time.Minute, MaxTimeout: time.Minute}, wrap)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for range 16 {
