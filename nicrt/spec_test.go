@@ -51,6 +51,21 @@ func TestSpecTables(t *testing.T) {
 		}
 	}
 
+	// The network side's ClientConfig defaults (Network side).
+	cdef := reflect.ValueOf(ClientConfig{}.withDefaults())
+	for i := range cdef.NumField() {
+		f := cdef.Type().Field(i)
+		switch f.Name {
+		case "Node", "Server", "Keys", "MaxPayload", "FirstID":
+			continue
+		}
+		row, ok := rows["`"+f.Name+"`"]
+		want := "`" + fmt.Sprint(cdef.Field(i).Interface()) + "`"
+		if !ok || !strings.HasPrefix(row[1], want) {
+			t.Errorf("ClientConfig defaults: %s is %v in the spec, %s in the code", f.Name, row, want)
+		}
+	}
+
 	valueOf := regexp.MustCompile("^[0-9]+$")
 	for s := range numStatus {
 		row, ok := rows["`"+s.String()+"`"]
