@@ -253,7 +253,7 @@ var ErrNoCredits = errors.New("nicrt: no credits for another call")
 func (c *Client) Go(tenant, handler uint32, payload []byte, done func(reply []byte, err error)) error {
 	cl := c.calls.Get().(*call)
 	cl.done = done
-	if err := c.start(nil, cl, tenant, handler, payload); err != nil {
+	if err := c.start(nil, cl, wire.TypeRequest, tenant, handler, payload); err != nil {
 		cl.done = nil
 		c.calls.Put(cl)
 		return err
@@ -311,8 +311,13 @@ func (c *Client) word(ctx context.Context, cl *call, tenant, handler uint32) (ui
 // do runs one call with cl (from the pool, returned to it here), waits
 // for it and appends the reply to out.
 func (c *Client) do(ctx context.Context, cl *call, tenant, handler uint32, payload, out []byte) ([]byte, error) {
+	return c.doType(ctx, cl, wire.TypeRequest, tenant, handler, payload, out)
+}
+
+// doType is do for a request or a control packet (handler: the op).
+func (c *Client) doType(ctx context.Context, cl *call, typ wire.Type, tenant, handler uint32, payload, out []byte) ([]byte, error) {
 	defer c.calls.Put(cl)
-	if err := c.start(ctx, cl, tenant, handler, payload); err != nil {
+	if err := c.start(ctx, cl, typ, tenant, handler, payload); err != nil {
 		return out, err
 	}
 	select {
@@ -328,7 +333,7 @@ func (c *Client) do(ctx context.Context, cl *call, tenant, handler uint32, paylo
 
 // start waits for room (a nil ctx: fails with ErrNoCredits instead), makes
 // cl pending under a new id and sends its first try.
-func (c *Client) start(ctx context.Context, cl *call, tenant, handler uint32, payload []byte) error {
+func (c *Client) start(ctx context.Context, cl *call, typ wire.Type, tenant, handler uint32, payload []byte) error {
 	if len(payload) > c.codec.MaxPayload() {
 		return fmt.Errorf("nicrt: call: %d-byte payload, the limit is %d", len(payload), c.codec.MaxPayload())
 	}
@@ -338,7 +343,7 @@ func (c *Client) start(ctx context.Context, cl *call, tenant, handler uint32, pa
 	cl.req = append(cl.req[:0], payload...)
 	cl.err, cl.typ, cl.status = nil, 0, 0
 	codec := cl.codec // cl may end, and be reused, once it is pending
-	h, others, err := c.acquire(ctx, cl, tenant, handler, c.timeout())
+	h, others, err := c.acquire(ctx, cl, typ, tenant, handler, c.timeout())
 	if err != nil {
 		return err
 	}
@@ -374,7 +379,7 @@ func remoteError(status wire.Status, text []byte) error {
 // anti-replay window's span) allow one more call, then gives cl an id and
 // makes it pending; others says whether other calls are in flight. A nil
 // ctx does not wait: it fails with ErrNoCredits.
-func (c *Client) acquire(ctx context.Context, cl *call, tenant, handler uint32, timeout time.Duration) (h wire.Header, others bool, err error) {
+func (c *Client) acquire(ctx context.Context, cl *call, typ wire.Type, tenant, handler uint32, timeout time.Duration) (h wire.Header, others bool, err error) {
 	c.mu.Lock()
 	for {
 		if c.closed {
@@ -412,7 +417,7 @@ func (c *Client) acquire(ctx context.Context, cl *call, tenant, handler uint32, 
 	now := c.now()
 	cl.id, cl.tries, cl.timeout, cl.sent, cl.deadline = id, 1, timeout, now, now+timeout
 	h = wire.Header{
-		Type: wire.TypeRequest, Tenant: tenant, Handler: handler, RequestID: id,
+		Type: typ, Tenant: tenant, Handler: handler, RequestID: id,
 		Src: c.cfg.Node, Dst: c.cfg.Server,
 	}
 	cl.hdr = h

@@ -52,13 +52,15 @@ const (
 	StatusMisaligned                   // an atomic not on an 8-byte boundary
 	StatusTooLarge                     // a READ longer than MaxReply
 	StatusClosed                       // the NIC is closed
+	StatusBadControl                   // a control packet's op or body is malformed
+	StatusControlFailed                // the node refused a well-formed control op (verification, a name taken, …)
 	numStatus
 )
 
 var statusNames = [numStatus]string{
 	"ok", "error", "forwarded", "fault", "unknown handler", "foreign handler", "overloaded",
 	"bad request", "unknown region", "foreign region", "wrong key", "out of bounds", "read-only",
-	"misaligned", "too large", "closed",
+	"misaligned", "too large", "closed", "bad control", "control failed",
 }
 
 func (s Status) String() string {
@@ -86,6 +88,8 @@ var (
 	ErrMisaligned     = errors.New("nicrt: atomic not 8-byte aligned")
 	ErrTooLarge       = errors.New("nicrt: READ longer than the largest reply")
 	ErrClosed         = errors.New("nicrt: closed")
+	ErrBadControl     = errors.New("nicrt: malformed control packet")
+	ErrControlFailed  = errors.New("nicrt: control operation failed")
 )
 
 var statusErrors = [numStatus]error{
@@ -101,6 +105,8 @@ var statusErrors = [numStatus]error{
 	StatusMisaligned:     ErrMisaligned,
 	StatusTooLarge:       ErrTooLarge,
 	StatusClosed:         ErrClosed,
+	StatusBadControl:     ErrBadControl,
+	StatusControlFailed:  ErrControlFailed,
 }
 
 // Placement is where a request ran, and why.

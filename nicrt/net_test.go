@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -410,5 +412,90 @@ func TestNetGo(t *testing.T) {
 		if err := <-errs; !errors.Is(err, ErrTimeout) {
 			t.Errorf("deaf responder: %v", err)
 		}
+	}
+}
+
+// TestNetControl: register, install (in several chunks), call, stats and
+// uninstall over the wire; refusals arrive as error replies.
+func TestNetControl(t *testing.T) {
+	tn := newTestNet(t, Config{}, ServerConfig{})
+	// A small payload limit on the client's side, so that the object goes
+	// in several chunks (replies still fit).
+	cl := tn.client(t, ClientConfig{MaxPayload: 384}, nil)
+	cl2 := tn.client(t, ClientConfig{Node: 2}, nil)
+	ctx := context.Background()
+	ref, err := cl.Register(ctx, tenantA, "counters", 16*8, RegionOptions{Writable: true, NICMem: true})
+	if err != nil || ref.ID == 0 {
+		t.Fatalf("register: %+v %v", ref, err)
+	}
+	if _, err := cl.Register(ctx, tenantA, "counters", 8, RegionOptions{}); !errors.Is(err, ErrControlFailed) {
+		t.Errorf("a name taken: %v", err)
+	}
+	obj, err := compiler.Compile(lang.NewFileSet(), "counter.naam", []byte(`
+region counters: [u64; 16] rw
+
+handler incr(slot: u64, by: u64) -> u64 {
+    if slot >= 16 {
+        fail(7)
+    }
+    counters[slot] += by
+    return counters[slot]
+}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if file, _ := obj.Marshal(); len(file) <= 2*(384-64) {
+		t.Fatalf("the object has %d bytes: one chunk, the test wants several", len(file))
+	}
+	inst, err := cl.Install(ctx, tenantA, obj)
+	if err != nil || inst.Program == 0 || len(inst.Handlers) != 1 || inst.Handlers[0].Name != "incr" {
+		t.Fatalf("install: %+v %v", inst, err)
+	}
+	req := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, 2), 5)
+	if got, err := cl.Call(ctx, tenantA, inst.Handlers[0].ID, req); err != nil || u64(got) != 5 {
+		t.Fatalf("incr: %x %v", got, err)
+	}
+	if old, err := cl.FetchAdd(ctx, tenantA, ref, 16, 1); err != nil || old != 5 {
+		t.Fatalf("fetch-add on the registered region: %d %v", old, err)
+	}
+	cs, err := cl2.NodeStats(ctx, tenantA, "handler."+strconv.Itoa(int(inst.Handlers[0].ID))+".")
+	if err != nil || len(cs) == 0 {
+		t.Fatalf("stats: %v %v", cs, err)
+	}
+	for _, c := range cs {
+		if strings.HasSuffix(c.Name, ".runs") && c.Value != 1 {
+			t.Errorf("%s = %d", c.Name, c.Value)
+		}
+	}
+	if _, err := cl2.NodeStats(ctx, tenantA, ""); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("every counter in one packet: %v", err)
+	}
+	// Another tenant may neither uninstall it nor install code that fails
+	// to verify or link.
+	if err := cl.Uninstall(ctx, tenantB, inst.Program); !errors.Is(err, ErrControlFailed) {
+		t.Errorf("foreign uninstall: %v", err)
+	}
+	if _, err := cl.Install(ctx, tenantB, obj); !errors.Is(err, ErrControlFailed) || !strings.Contains(err.Error(), "counters") {
+		t.Errorf("install without the region: %v", err)
+	}
+	if err := cl.Uninstall(ctx, tenantA, inst.Program); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Call(ctx, tenantA, inst.Handlers[0].ID, req); !errors.Is(err, ErrUnknownHandler) {
+		t.Errorf("after uninstall: %v", err)
+	}
+	if err := cl.Uninstall(ctx, tenantA, inst.Program); !errors.Is(err, ErrControlFailed) {
+		t.Errorf("a second uninstall: %v", err)
+	}
+	// A malformed body.
+	c := cl2.calls.Get().(*call)
+	if _, err := cl2.doType(ctx, c, wire.TypeControl, tenantA, uint32(wire.OpRegister), []byte{0xc1}, nil); !errors.Is(err, ErrBadControl) {
+		t.Errorf("malformed body: %v", err)
+	}
+	// An install that verifies for longer than the first timeout is sent
+	// again and dropped while it runs; nothing else is dropped.
+	if s := tn.srv.Stats(); s.Control < 8 || s.Dropped() != s.DuplicatesRunning {
+		t.Errorf("stats %+v", s)
 	}
 }

@@ -32,6 +32,11 @@ type ServerConfig struct {
 	// quarter of an rx queue, so that one peer steered to one core cannot
 	// fill it.
 	MaxCredits int
+	// MaxRegisterBytes caps a region registered over the wire (the
+	// register control op), so that a tenant's peer cannot make the node
+	// allocate gigabytes with one packet; the host registers larger ones
+	// with NIC.Register. Default 64 MiB.
+	MaxRegisterBytes uint64
 }
 
 // Server is the network side of a NIC: it reads requests from its rx
@@ -49,7 +54,10 @@ type Server struct {
 
 	peersMu sync.RWMutex
 	peers   map[uint64]*peer
-	active  atomic.Int64 // peers that sent a request in the last activity period
+
+	ctlMu   sync.Mutex
+	uploads map[uploadKey]*upload // object uploads being assembled
+	active  atomic.Int64          // peers that sent a request in the last activity period
 
 	pool     sync.Pool // *inflight
 	inflight sync.WaitGroup
@@ -136,6 +144,7 @@ func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, err
 	}
 	setInt(&cfg.Batch, 64)
 	setInt(&cfg.MaxCredits, 256)
+	setU64(&cfg.MaxRegisterBytes, 64<<20)
 	if cfg.Batch < 1 || cfg.MaxCredits < 1 || cfg.MaxCredits > 0xffff {
 		return nil, fmt.Errorf("nicrt: serve: Batch %d and MaxCredits %d must be positive (credits at most 65535)", cfg.Batch, cfg.MaxCredits)
 	}
@@ -145,7 +154,7 @@ func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, err
 	if err != nil {
 		return nil, fmt.Errorf("nicrt: serve: %w", err)
 	}
-	s := &Server{nic: nic, cfg: cfg, peers: map[uint64]*peer{}, stop: make(chan struct{})}
+	s := &Server{nic: nic, cfg: cfg, peers: map[uint64]*peer{}, uploads: map[uploadKey]*upload{}, stop: make(chan struct{})}
 	bufSize := wire.HeaderSize + probe.MaxPayload()
 	s.pool.New = func() any {
 		in := &inflight{s: s, buf: make([]byte, bufSize)}
@@ -278,13 +287,9 @@ func (q *rxQueue) handle(i int) bool {
 		return false
 	}
 	switch pkt.Type {
-	case wire.TypeRequest:
+	case wire.TypeRequest, wire.TypeControl:
 	case wire.TypeCredit:
 		s.ctr.creditPackets.Add(1)
-		return false
-	case wire.TypeControl:
-		// The control plane over the wire is not served yet (spec/nic.md).
-		s.ctr.control.Add(1)
 		return false
 	default:
 		s.ctr.unexpectedType.Add(1)
@@ -327,8 +332,13 @@ func (q *rxQueue) handle(i int) bool {
 	}
 	in := q.slots[i]
 	in.peer, in.addr, in.hdr = pr, p.Addr, pkt.Header
-	s.ctr.requests.Add(1)
 	s.inflight.Add(1)
+	if pkt.Type == wire.TypeControl {
+		s.ctr.control.Add(1)
+		go in.runControl(pkt.Payload)
+		return true
+	}
+	s.ctr.requests.Add(1)
 	msg := Message{
 		Tenant: uint64(pkt.Tenant), Handler: pkt.Handler, RequestID: id,
 		SrcNode: uint64(pkt.Src), Payload: pkt.Payload,

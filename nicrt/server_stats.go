@@ -71,8 +71,8 @@ type serverCounters struct {
 }
 
 // ServerStats is a snapshot of a Server's counters (spec/nic.md, Network
-// side). Every datagram read is counted once among Requests, the drops
-// and CacheHits.
+// side). Every datagram read is counted once among Requests, Control, the
+// drops and CacheHits.
 type ServerStats struct {
 	RxPackets, RxBatches uint64 // datagrams and batches read
 	RxErrors             uint64 // failed reads (other than closing)
@@ -87,9 +87,9 @@ type ServerStats struct {
 	WrongDst       uint64 // sealed for another node
 	UnexpectedType uint64 // a reply or error reply sent to a responder
 	CreditPackets  uint64 // credit packets (nothing to do yet)
-	Control        uint64 // control packets (not served over the wire yet)
 
 	Requests      uint64 // new requests submitted to the NIC
+	Control       uint64 // new control packets run
 	Retransmitted uint64 // requests with the retransmit flag, whatever became of them
 	Replies       uint64 // replies sent (not counting resends from the cache)
 	ErrorReplies  uint64 // error replies sent (not counting resends)
@@ -108,7 +108,7 @@ type ServerStats struct {
 
 // Dropped is the number of datagrams dropped for any reason.
 func (s ServerStats) Dropped() uint64 {
-	d := s.BadMAC + s.UnknownTenant + s.WrongDst + s.UnexpectedType + s.CreditPackets + s.Control +
+	d := s.BadMAC + s.UnknownTenant + s.WrongDst + s.UnexpectedType + s.CreditPackets +
 		s.DuplicatesRunning + s.DuplicatesForwarded + s.ReplaysUncached + s.ReplaysTooOld
 	for _, m := range s.Malformed {
 		d += m
@@ -151,7 +151,7 @@ func (s ServerStats) Counters() []Counter {
 		{"server.tx_packets", s.TxPackets}, {"server.tx_batches", s.TxBatches}, {"server.tx_errors", s.TxErrors},
 		{"server.drop.bad_mac", s.BadMAC}, {"server.drop.unknown_tenant", s.UnknownTenant},
 		{"server.drop.wrong_dst", s.WrongDst}, {"server.drop.unexpected_type", s.UnexpectedType},
-		{"server.drop.credit", s.CreditPackets}, {"server.drop.control", s.Control},
+		{"server.drop.credit", s.CreditPackets}, {"server.control", s.Control},
 		{"server.drop.duplicate_running", s.DuplicatesRunning}, {"server.drop.duplicate_forwarded", s.DuplicatesForwarded},
 		{"server.drop.replay_uncached", s.ReplaysUncached}, {"server.drop.replay_too_old", s.ReplaysTooOld},
 		{"server.requests", s.Requests}, {"server.retransmitted", s.Retransmitted},

@@ -1,0 +1,101 @@
+package nicrt
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/nicrt/wire"
+)
+
+// The control plane over the wire (spec/wire.md, Control plane): control
+// packets are sealed, windowed, retransmitted and answered once, as
+// requests are.
+
+// Register registers a region of size bytes named name for tenant on the
+// responder and returns what verbs and peers need to reach it.
+func (c *Client) Register(ctx context.Context, tenant uint32, name string, size uint64, opts RegionOptions) (RegionRef, error) {
+	placement := wire.PlacementHost
+	if opts.NICMem {
+		placement = wire.PlacementNICMem
+	}
+	var r wire.RegisterReply
+	err := c.control(ctx, tenant, &wire.Register{Name: name, Size: size, Writable: opts.Writable, Placement: placement}, &r)
+	return RegionRef{ID: r.Region, Key: r.Key}, err
+}
+
+// Installed is a program the responder installed.
+type Installed struct {
+	Program  uint64                  // for Uninstall
+	Handlers []wire.InstalledHandler // names and the ids requests use
+}
+
+// uploads numbers a process's object uploads.
+var uploads atomic.Uint64
+
+// Install uploads obj to the responder for tenant, in chunks that fit a
+// packet, each sent when the last is answered. The responder verifies it
+// (nothing of the sender is trusted) and links its regions; a refusal is
+// a *RemoteError matching ErrControlFailed whose text says why.
+func (c *Client) Install(ctx context.Context, tenant uint32, obj *bytecode.Object) (Installed, error) {
+	file, err := obj.Marshal()
+	if err != nil {
+		return Installed{}, err
+	}
+	if len(file) > wire.MaxInstallSize {
+		return Installed{}, fmt.Errorf("nicrt: install: the object file has %d bytes, the most is %d", len(file), wire.MaxInstallSize)
+	}
+	// Room for the body's keys and integers beside the data.
+	chunk := c.codec.MaxPayload() - 64
+	id := uploads.Add(1) ^ c.cfg.FirstID
+	var r wire.InstallReply
+	for off := 0; off < len(file); off += chunk {
+		end := min(off+chunk, len(file))
+		m := &wire.Install{Upload: id, Total: uint64(len(file)), Offset: uint64(off), Data: file[off:end]}
+		if err := c.control(ctx, tenant, m, &r); err != nil {
+			return Installed{}, err
+		}
+	}
+	if r.Program == 0 {
+		return Installed{}, fmt.Errorf("nicrt: install: the responder holds %d of %d bytes and installed nothing", r.Received, len(file))
+	}
+	return Installed{Program: r.Program, Handlers: r.Handlers}, nil
+}
+
+// Uninstall removes tenant's program from the responder once its requests
+// in flight are done.
+func (c *Client) Uninstall(ctx context.Context, tenant uint32, program uint64) error {
+	return c.control(ctx, tenant, &wire.Uninstall{Program: program}, nil)
+}
+
+// NodeStats returns the responder's counters whose names start with
+// prefix: the NIC's (Stats.Counters) and its server's
+// (ServerStats.Counters). The reply must fit one packet: a prefix narrows
+// it.
+func (c *Client) NodeStats(ctx context.Context, tenant uint32, prefix string) ([]wire.Counter, error) {
+	var r wire.StatsReply
+	err := c.control(ctx, tenant, &wire.StatsRequest{Prefix: prefix}, &r)
+	return r.Counters, err
+}
+
+// control sends one control body and decodes the reply body into reply
+// (nil: the reply is empty).
+func (c *Client) control(ctx context.Context, tenant uint32, req, reply wire.Control) error {
+	body, err := wire.AppendControl(nil, req)
+	if err != nil {
+		return err
+	}
+	cl := c.calls.Get().(*call)
+	out, err := c.doType(ctx, cl, wire.TypeControl, tenant, uint32(req.Op()), body, nil)
+	if err != nil {
+		return err
+	}
+	if reply == nil {
+		if len(out) != 0 {
+			return fmt.Errorf("nicrt: %v: %d-byte reply, want none", req.Op(), len(out))
+		}
+		return nil
+	}
+	return wire.UnmarshalControl(out, reply)
+}

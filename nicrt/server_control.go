@@ -1,0 +1,158 @@
+package nicrt
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/nicrt/wire"
+)
+
+// maxUploads bounds the installs a server assembles at once, so that
+// uploads cannot hold more than maxUploads × wire.MaxInstallSize bytes.
+const maxUploads = 16
+
+// uploadKey names an object upload: its sender, tenant and upload id.
+type uploadKey struct {
+	src, tenant uint32
+	upload      uint64
+}
+
+// upload is an object file being assembled, chunk by chunk, in order.
+type upload struct {
+	total uint64
+	data  []byte
+}
+
+// runControl runs a control packet's op and answers it like a request
+// (the window and the reply cache have already let it through once). It
+// runs on a goroutine of its own: an install verifies and an uninstall
+// drains, and neither may hold up an rx loop.
+func (in *inflight) runControl(body []byte) {
+	s, q := in.s, in.q
+	codec, _ := wire.NewCodec(wire.Config{Keys: s.cfg.Keys, MaxPayload: s.cfg.MaxPayload})
+	req := &in.hdr
+	h := wire.Header{
+		Type: wire.TypeReply, Credits: s.credits(), Tenant: req.Tenant, Handler: req.Handler,
+		RequestID: req.RequestID, Src: s.cfg.Node, Dst: req.Src,
+	}
+	payload, st, why := s.control(req, body)
+	if st != StatusOK {
+		h.Type, h.Status = wire.TypeErrorReply, wire.StatusRuntime+wire.Status(st)
+		payload = []byte(why[:min(len(why), codec.MaxPayload())])
+	}
+	b, err := codec.Encode(q.tx.buffer(), &h, payload)
+	if err != nil { // a reply body over the payload limit
+		s.ctr.encodeErrors.Add(1)
+		h.Type, h.Status = wire.TypeErrorReply, wire.StatusRuntime+wire.Status(StatusTooLarge)
+		b, _ = codec.Encode(b[:0], &h, []byte("the reply is over the payload limit"))
+	}
+	if h.Type == wire.TypeReply {
+		s.ctr.replies.Add(1)
+	} else {
+		s.ctr.errorReplies.Add(1)
+	}
+	in.cache(slotDone, b)
+	q.tx.push(in.addr, b)
+	in.release()
+}
+
+// control runs one op for the packet's tenant and returns the reply body,
+// or the status and text of the error reply.
+func (s *Server) control(req *wire.Header, body []byte) ([]byte, Status, string) {
+	m, err := wire.ParseControl(wire.Op(req.Handler), body)
+	if err != nil {
+		return nil, StatusBadControl, err.Error()
+	}
+	tenant := uint64(req.Tenant)
+	var reply wire.Control
+	switch m := m.(type) {
+	case *wire.Register:
+		if m.Size > s.cfg.MaxRegisterBytes {
+			return nil, StatusControlFailed, fmt.Sprintf("register.size: %d bytes, the most over the wire is %d", m.Size, s.cfg.MaxRegisterBytes)
+		}
+		r, err := s.nic.Register(tenant, m.Name, m.Size, RegionOptions{Writable: m.Writable, NICMem: m.Placement == wire.PlacementNICMem})
+		if err != nil {
+			return nil, StatusControlFailed, err.Error()
+		}
+		reply = &wire.RegisterReply{Region: r.ID, Key: r.Key}
+	case *wire.Uninstall:
+		p, ok := s.nic.Program(m.Program)
+		if !ok || p.Tenant != tenant {
+			return nil, StatusControlFailed, fmt.Sprintf("tenant %d has no program %d", tenant, m.Program)
+		}
+		if err := s.nic.Uninstall(p); err != nil {
+			return nil, StatusControlFailed, err.Error()
+		}
+		return nil, StatusOK, ""
+	case *wire.StatsRequest:
+		all := append(s.nic.Stats().Counters(), s.Stats().Counters()...)
+		out := &wire.StatsReply{}
+		for _, c := range all {
+			if strings.HasPrefix(c.Name, m.Prefix) {
+				out.Counters = append(out.Counters, wire.Counter{Name: c.Name, Value: c.Value})
+			}
+		}
+		sort.Slice(out.Counters, func(i, j int) bool { return out.Counters[i].Name < out.Counters[j].Name })
+		reply = out
+	case *wire.Install:
+		r, st, why := s.install(req, m)
+		if st != StatusOK {
+			return nil, st, why
+		}
+		reply = r
+	}
+	b, err := wire.AppendControl(nil, reply)
+	if err != nil {
+		return nil, StatusControlFailed, err.Error()
+	}
+	return b, StatusOK, ""
+}
+
+// install adds a chunk to its upload and installs the object once every
+// byte is there. Chunks must come in order (a caller sends the next when
+// the last is answered).
+func (s *Server) install(req *wire.Header, m *wire.Install) (*wire.InstallReply, Status, string) {
+	key := uploadKey{src: req.Src, tenant: req.Tenant, upload: m.Upload}
+	s.ctlMu.Lock()
+	u := s.uploads[key]
+	if u == nil {
+		if m.Offset != 0 {
+			s.ctlMu.Unlock()
+			return nil, StatusBadControl, fmt.Sprintf("install.offset: upload %d starts at %d, not 0", m.Upload, m.Offset)
+		}
+		if len(s.uploads) >= maxUploads {
+			s.ctlMu.Unlock()
+			return nil, StatusControlFailed, fmt.Sprintf("%d uploads in progress already", maxUploads)
+		}
+		u = &upload{total: m.Total}
+		s.uploads[key] = u
+	}
+	if m.Total != u.total || m.Offset != uint64(len(u.data)) {
+		have := len(u.data)
+		s.ctlMu.Unlock()
+		return nil, StatusBadControl, fmt.Sprintf("install.offset: chunk at %d of %d bytes; the upload holds %d of %d", m.Offset, m.Total, have, u.total)
+	}
+	u.data = append(u.data, m.Data...)
+	received := uint64(len(u.data))
+	if received < u.total {
+		s.ctlMu.Unlock()
+		return &wire.InstallReply{Received: received}, StatusOK, ""
+	}
+	delete(s.uploads, key)
+	s.ctlMu.Unlock()
+	obj, err := bytecode.UnmarshalObject(u.data)
+	if err != nil {
+		return nil, StatusControlFailed, err.Error()
+	}
+	p, err := s.nic.Install(uint64(req.Tenant), obj)
+	if err != nil {
+		return nil, StatusControlFailed, err.Error()
+	}
+	r := &wire.InstallReply{Received: received, Program: p.ID}
+	for _, h := range p.Handlers() {
+		r.Handlers = append(r.Handlers, wire.InstalledHandler{Name: h.Name, ID: h.ID})
+	}
+	return r, StatusOK, ""
+}
