@@ -240,8 +240,9 @@ func (c *Client) Call(ctx context.Context, tenant, handler uint32, payload []byt
 	return c.do(ctx, cl, tenant, handler, payload, nil)
 }
 
-// ErrNoCredits is what Go returns when the responder's credits (or
-// MaxOutstanding) allow no more calls now.
+// ErrNoCredits is what Go returns when no call may start now: the
+// responder's credits (or MaxOutstanding) are used, or a call still being
+// retried keeps newer ids from running WindowSize/2 ahead of it.
 var ErrNoCredits = errors.New("nicrt: no credits for another call")
 
 // Go starts a call without waiting for it: done receives the reply (valid

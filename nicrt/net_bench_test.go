@@ -318,7 +318,7 @@ func BenchmarkNetThroughput(b *testing.B) {
 						}
 						mu.Unlock()
 						if more {
-							if err := cl.Go(tenantA, null, req, slots[i]); err != nil {
+							if err := goRetry(cl, tenantA, null, req, slots[i]); err != nil {
 								b.Error(err)
 							}
 						}
