@@ -166,22 +166,10 @@ func (n *NIC) Install(tenant uint64, obj *bytecode.Object) (*Program, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nicrt: install: %w", err)
 	}
-	cfg := verifier.Config{Budget: n.cfg.HostBudget, Position: func(slot int) string {
-		if l, ok := obj.Position(slot); ok {
-			return fmt.Sprintf("%s:%d", l.File, l.Line)
-		}
-		return ""
-	}}
 	if len(obj.Handlers) == 0 {
 		return nil, ErrNoHandlers
 	}
-	for _, h := range obj.Handlers {
-		cfg.Entries = append(cfg.Entries, verifier.Entry{Name: h.Name, Slot: h.Entry})
-	}
-	for _, r := range obj.Regions {
-		cfg.Regions = append(cfg.Regions, verifier.Region{Name: r.Name, Size: r.Size, Writable: r.Writable})
-	}
-	rep, err := verifier.Verify(insns, cfg)
+	rep, err := verifier.Verify(insns, verifier.ObjectConfig(obj, verifier.Config{Budget: n.cfg.HostBudget}))
 	if err != nil {
 		return nil, fmt.Errorf("nicrt: install: %w", err)
 	}
