@@ -210,22 +210,11 @@ func (b *builder) handler() {
 	b.pos = h.Decl.Pos()
 	b.ctx = b.keep(b.newReg())
 	b.emit(insn{op: irEntry, dst: b.ctx})
-	b.data, b.dataEnd = b.keep(b.newReg()), b.keep(b.newReg())
-	b.emit(insn{op: irLoad, dst: b.data, base: b.ctx, off: bytecode.CtxData, size: asm.DWord})
-	b.emit(insn{op: irLoad, dst: b.dataEnd, base: b.ctx, off: bytecode.CtxDataEnd, size: asm.DWord})
-	if h.Args.Size > 0 {
-		t := b.copyReg(regOp(b.data))
-		b.alu(asm.Add, t, immOp(h.Args.Size), false)
-		b.jump(asm.JGT, t, regOp(b.dataEnd), b.failLabel(lang.FailShortRequest))
-	}
-	b.reply, b.replyEnd = b.keep(b.newReg()), b.keep(b.newReg())
-	b.emit(insn{op: irLoad, dst: b.reply, base: b.ctx, off: bytecode.CtxReply, size: asm.DWord})
-	b.emit(insn{op: irLoad, dst: b.replyEnd, base: b.ctx, off: bytecode.CtxReplyEnd, size: asm.DWord})
-	if h.Reply.Size > 0 {
-		t := b.copyReg(regOp(b.reply))
-		b.alu(asm.Add, t, immOp(h.Reply.Size), false)
-		b.jump(asm.JGT, t, regOp(b.replyEnd), b.failLabel(lang.FailShortReply))
-	}
+	// The request, then the reply: load the pointer and its end, and
+	// check the layout's size against the end (the verifier's proof for
+	// every constant offset into it).
+	b.data, b.dataEnd = b.packet(bytecode.CtxData, bytecode.CtxDataEnd, h.Args.Size, lang.FailShortRequest)
+	b.reply, b.replyEnd = b.packet(bytecode.CtxReply, bytecode.CtxReplyEnd, h.Reply.Size, lang.FailShortReply)
 	b.block(h.Decl.Body)
 	if b.live {
 		b.pos = h.Decl.Body.Rbrace
@@ -235,6 +224,20 @@ func (b *builder) handler() {
 		b.label(b.fails[code])
 		b.fail(code)
 	}
+}
+
+// packet loads a request or reply pointer and its end from the context and
+// fails with code unless size bytes are there.
+func (b *builder) packet(ptrOff, endOff, size int64, code int64) (ptr, end vreg) {
+	ptr, end = b.keep(b.newReg()), b.keep(b.newReg())
+	b.emit(insn{op: irLoad, dst: ptr, base: b.ctx, off: ptrOff, size: asm.DWord})
+	b.emit(insn{op: irLoad, dst: end, base: b.ctx, off: endOff, size: asm.DWord})
+	if size > 0 {
+		t := b.copyReg(regOp(ptr))
+		b.alu(asm.Add, t, immOp(size), false)
+		b.jump(asm.JGT, t, regOp(end), b.failLabel(code))
+	}
+	return ptr, end
 }
 
 // ---- Statements ----
