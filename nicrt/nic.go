@@ -43,7 +43,8 @@ type NIC struct {
 	idlers atomic.Pointer[[]idler]
 }
 
-// idler is told, on the core's goroutine, that core has nothing queued.
+// idler is told, by whoever runs core (its goroutine, or a submitter
+// running a task inline), that core has nothing queued.
 type idler interface{ coreIdle(core int) }
 
 // addIdler and removeIdler change the idlers, copy on write.
@@ -173,11 +174,15 @@ func (n *NIC) Handler(id uint32) (HandlerInfo, bool) {
 //
 // msg is copied, but msg.Payload must stay unchanged until done runs.
 // done must not be nil; it should not block, since it runs on a core.
-func (n *NIC) Submit(msg *Message, done func(Reply)) {
+func (n *NIC) Submit(msg *Message, done func(Reply)) { n.submit(msg, done, false) }
+
+// submit is Submit; with inline, a request whose core is idle runs on the
+// caller's goroutine before submit returns (core.enqueue).
+func (n *NIC) submit(msg *Message, done func(Reply), inline bool) {
 	n.active.Add(1)
 	st := StatusClosed
 	if !n.closed.Load() {
-		st = n.dispatch(msg, done)
+		st = n.dispatch(msg, done, inline)
 	}
 	n.active.Add(-1)
 	if st != StatusOK {
@@ -201,12 +206,12 @@ func (n *NIC) Call(msg *Message) Reply {
 
 // dispatch finds msg's handler, checks its tenant, places it and queues
 // it. It returns StatusOK when queued, or the rejection.
-func (n *NIC) dispatch(msg *Message, done func(Reply)) Status {
+func (n *NIC) dispatch(msg *Message, done func(Reply), inline bool) Status {
 	h, st := n.lookup(msg)
 	if st != StatusOK {
 		return st
 	}
-	t := task{msg: *msg, done: done, h: h}
+	t := task{msg: *msg, done: done, h: h, inline: inline}
 	hash := n.steer(msg)
 	if h.verb != 0 {
 		// Verbs run on NIC cores only, as an RDMA NIC runs them; their

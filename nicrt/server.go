@@ -49,7 +49,8 @@ type Server struct {
 	queues     []*rxQueue
 	coreCodecs []*wire.Codec // by Reply.Core: done callbacks run on cores
 	// dirty[core] lists the tx queues holding replies that core added;
-	// only that core's goroutine touches it (complete, coreIdle).
+	// only whoever runs that core touches it (complete, coreIdle), with
+	// core.busy held.
 	dirty [][]*txQueue
 
 	peersMu sync.RWMutex
@@ -343,7 +344,7 @@ func (q *rxQueue) handle(i int) bool {
 		Tenant: uint64(pkt.Tenant), Handler: pkt.Handler, RequestID: id,
 		SrcNode: uint64(pkt.Src), Payload: pkt.Payload,
 	}
-	s.nic.Submit(&msg, in.done)
+	s.nic.submit(&msg, in.done, true)
 	return true
 }
 
@@ -398,8 +399,10 @@ func (s *Server) credits() uint16 {
 }
 
 // complete is a request's done: it seals the reply, keeps it in the reply
-// cache and sends it. It runs on the core that ran the request, or on the
-// rx goroutine for a rejection at Submit.
+// cache and sends it. It runs where the request ran: on its core's
+// goroutine, or on the rx goroutine, which runs a request inline when its
+// core is idle (the reply then leaves with the batch's), or which got a
+// rejection at Submit.
 func (in *inflight) complete(r Reply) {
 	s, q := in.s, in.q
 	codec := q.codec

@@ -2,12 +2,15 @@
 
 package transport
 
-import "syscall"
+import (
+	"syscall"
+	"time"
+)
 
 // msgTrunc is MSG_TRUNC where x/net reports it; unknown here.
 const msgTrunc = 0
 
-func newMmsgBatcher(syscall.RawConn, bool, bool, *udpCounters) batcher { return nil }
+func newMmsgBatcher(syscall.RawConn, bool, bool, time.Duration, *udpCounters) batcher { return nil }
 
 func controlReusePort(syscall.RawConn) error { return errUnsupported }
 
