@@ -31,7 +31,7 @@ func Compile(fset *lang.FileSet, name string, src []byte) (*bytecode.Object, err
 // CompileFile compiles a file the checker accepted. The object carries no
 // source text (Compile adds it).
 func CompileFile(f *lang.File, info *lang.Info) (*bytecode.Object, error) {
-	cu := &compilation{info: info, file: f, addrTaken: addressTaken(f, info)}
+	cu := &compilation{info: info, addrTaken: addressTaken(f, info)}
 	obj := &bytecode.Object{Magic: bytecode.ObjectMagic, Version: bytecode.ObjectVersion, Source: f.Name}
 	for _, r := range info.Regions {
 		obj.Regions = append(obj.Regions, bytecode.Region{Name: r.Name(), Size: uint64(lang.Sizeof(r.Type())), Writable: r.Writable})
@@ -78,7 +78,6 @@ func CompileFile(f *lang.File, info *lang.Info) (*bytecode.Object, error) {
 // compilation is the state shared by the handlers of one file.
 type compilation struct {
 	info      *lang.Info
-	file      *lang.File
 	addrTaken map[*lang.Var]bool
 	errs      lang.ErrorList
 }

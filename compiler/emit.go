@@ -26,8 +26,11 @@ type fixup struct {
 }
 
 func (e *emitter) r(v vreg) asm.Register {
-	if v == fp {
+	switch v {
+	case fp:
 		return asm.R10
+	case r0Marker:
+		return asm.R0
 	}
 	return asm.Register(e.phys[v])
 }
