@@ -264,7 +264,7 @@ func (q *rxQueue) handleBatch(n int) {
 	s.ctr.rxBatches.Add(1)
 	held := q.tx.hold()
 	for i := range n {
-		if q.handle(i) {
+		if q.handle(i, n <= inlineBatch) {
 			q.take(i) // the buffer went with the request
 		}
 	}
@@ -275,7 +275,7 @@ func (q *rxQueue) handleBatch(n int) {
 
 // handle opens datagram i and acts on it. It reports whether the datagram
 // was submitted, so that its buffer now belongs to the request.
-func (q *rxQueue) handle(i int) bool {
+func (q *rxQueue) handle(i int, inline bool) bool {
 	s := q.s
 	p := &q.ps[i]
 	pkt, err := q.codec.Decode(p.Buf[:p.N])
@@ -344,7 +344,7 @@ func (q *rxQueue) handle(i int) bool {
 		Tenant: uint64(pkt.Tenant), Handler: pkt.Handler, RequestID: id,
 		SrcNode: uint64(pkt.Src), Payload: pkt.Payload,
 	}
-	s.nic.submit(&msg, in.done, true)
+	s.nic.submit(&msg, in.done, inline)
 	return true
 }
 
@@ -483,3 +483,8 @@ func (in *inflight) release() {
 	s.pool.Put(in)
 	s.inflight.Done()
 }
+
+// inlineBatch is the largest batch whose requests the rx loop runs inline
+// when their cores are idle; larger batches go to the cores' goroutines,
+// which run them beside the rx loop.
+const inlineBatch = 8
