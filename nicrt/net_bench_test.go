@@ -69,41 +69,12 @@ type netip = transport.Addr
 
 // nullServer serves a NIC with a null handler on one UDP socket and
 // returns a client factory.
-func nullServer(b *testing.B, spin time.Duration) (dial func(node uint32) *Client, null uint32) {
-	ucfg := transport.UDPConfig{SpinRead: spin}
-	n, srv, keys := udpServer(b, Config{}, 1, ucfg)
+func nullServer(b *testing.B) (dial func(node uint32) *Client, null uint32) {
+	n, srv, keys := udpServer(b, Config{}, 1, transport.UDPConfig{})
 	p := install(b, n, tenantA, object(b, nil, src{"null", nullAsm}))
 	return func(node uint32) *Client {
-		return udpClient(b, srv, keys, ClientConfig{Node: node}, ucfg, nil)
+		return udpClient(b, srv, keys, ClientConfig{Node: node}, transport.UDPConfig{}, nil)
 	}, id(b, p, "null")
-}
-
-// netBenchSpin is the busy-poll of the "-spin" variants
-// (transport.UDPConfig.SpinRead), on both ends, baseline and node alike.
-const netBenchSpin = 50 * time.Microsecond
-
-// batchedEcho echoes batches through the transport's recvmmsg/sendmmsg
-// path, until closed.
-func batchedEcho(b *testing.B, spin time.Duration) transport.Addr {
-	srv, err := transport.ListenUDP(transport.UDPConfig{ReadBuffer: 4 << 20, WriteBuffer: 4 << 20, SpinRead: spin})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { srv.Close() })
-	go func() {
-		ps := make([]transport.Packet, 64)
-		for i := range ps {
-			ps[i].Buf = make([]byte, 2048)
-		}
-		for {
-			n, err := srv.ReadBatch(ps)
-			if err != nil {
-				return
-			}
-			srv.WriteBatch(ps[:n])
-		}
-	}()
-	return srv.LocalAddr()
 }
 
 // BenchmarkNetRoundTrip: one call in flight, a null handler against a
@@ -133,43 +104,12 @@ func BenchmarkNetRoundTrip(b *testing.B) {
 		l := &netLatencies{s: lat}
 		l.report(b, b.N)
 	})
-	// The same ping-pong through the transport with busy-polling reads on
-	// both ends: the baseline of naam-null-spin.
-	b.Run("transport-spin", func(b *testing.B) {
-		to := batchedEcho(b, netBenchSpin)
-		cl, err := transport.ListenUDP(transport.UDPConfig{ReadBuffer: 4 << 20, WriteBuffer: 4 << 20, SpinRead: netBenchSpin})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer cl.Close()
-		cl.SetReadDeadline(time.Now().Add(time.Minute))
-		req := []transport.Packet{{Buf: make([]byte, netBenchPayload), N: netBenchPayload, Addr: to}}
-		rep := []transport.Packet{{Buf: make([]byte, 2048)}}
-		lat := make([]time.Duration, 0, 1<<20)
-		b.ReportAllocs()
-		for b.Loop() {
-			t0 := time.Now()
-			if _, err := cl.WriteBatch(req); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := cl.ReadBatch(rep); err != nil {
-				b.Fatal(err)
-			}
-			lat = append(lat, time.Since(t0))
-		}
-		l := &netLatencies{s: lat}
-		l.report(b, b.N)
-	})
-	for _, h := range []string{"null", "fetch-add", "null-spin"} {
+	for _, h := range []string{"null", "fetch-add"} {
 		b.Run("naam-"+h, func(b *testing.B) {
-			var spin time.Duration
-			if h == "null-spin" {
-				h, spin = "null", netBenchSpin
-			}
-			n, srv, keys := udpServer(b, rtNIC, 1, transport.UDPConfig{SpinRead: spin})
+			n, srv, keys := udpServer(b, rtNIC, 1, transport.UDPConfig{})
 			p := install(b, n, tenantA, object(b, nil, src{"null", nullAsm}))
 			reg := register(b, n, tenantA, "c", 8, RegionOptions{Writable: true})
-			cl := udpClient(b, srv, keys, ClientConfig{Node: 1}, transport.UDPConfig{SpinRead: spin}, nil)
+			cl := udpClient(b, srv, keys, ClientConfig{Node: 1}, transport.UDPConfig{}, nil)
 			null, req := id(b, p, "null"), make([]byte, netBenchPayload)
 			ctx := context.Background()
 			lat := make([]time.Duration, 0, 1<<20)
@@ -243,61 +183,77 @@ func BenchmarkNetThroughput(b *testing.B) {
 				return nil
 			})
 		})
-		for _, spin := range []time.Duration{0, netBenchSpin} {
-			b.Run(fmt.Sprintf("batched-echo%s/clients=%d", spinName(spin), clients), func(b *testing.B) {
-				to := batchedEcho(b, spin)
-				splitClients(b, clients, func(count int, lat *netLatencies) error {
-					cl, err := transport.ListenUDP(transport.UDPConfig{ReadBuffer: 4 << 20, WriteBuffer: 4 << 20, SpinRead: spin})
+		b.Run(fmt.Sprintf("batched-echo/clients=%d", clients), func(b *testing.B) {
+			srv, err := transport.ListenUDP(transport.UDPConfig{ReadBuffer: 4 << 20, WriteBuffer: 4 << 20})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { srv.Close() })
+			go func() {
+				ps := make([]transport.Packet, 64)
+				for i := range ps {
+					ps[i].Buf = make([]byte, 2048)
+				}
+				for {
+					n, err := srv.ReadBatch(ps)
+					if err != nil {
+						return
+					}
+					srv.WriteBatch(ps[:n])
+				}
+			}()
+			to := srv.LocalAddr()
+			splitClients(b, clients, func(count int, lat *netLatencies) error {
+				cl, err := transport.ListenUDP(transport.UDPConfig{ReadBuffer: 4 << 20, WriteBuffer: 4 << 20})
+				if err != nil {
+					return err
+				}
+				defer cl.Close()
+				cl.SetReadDeadline(time.Now().Add(time.Minute))
+				var sentAt [64]time.Time
+				var local []time.Duration
+				reqs := make([]transport.Packet, window)
+				reps := make([]transport.Packet, window)
+				for i := range reqs {
+					reqs[i].Buf = make([]byte, netBenchPayload)
+					reps[i].Buf = make([]byte, 2048)
+				}
+				seq := 0
+				fill := func(k int) []transport.Packet {
+					now := time.Now()
+					for i := range k {
+						binary.LittleEndian.PutUint32(reqs[i].Buf, uint32(seq))
+						reqs[i].Addr, reqs[i].N = to, netBenchPayload
+						sentAt[seq%64] = now
+						seq++
+					}
+					return reqs[:k]
+				}
+				if _, err := cl.WriteBatch(fill(min(window, count))); err != nil {
+					return err
+				}
+				for done := 0; done < count; {
+					n, err := cl.ReadBatch(reps)
 					if err != nil {
 						return err
 					}
-					defer cl.Close()
-					cl.SetReadDeadline(time.Now().Add(time.Minute))
-					var sentAt [64]time.Time
-					var local []time.Duration
-					reqs := make([]transport.Packet, window)
-					reps := make([]transport.Packet, window)
-					for i := range reqs {
-						reqs[i].Buf = make([]byte, netBenchPayload)
-						reps[i].Buf = make([]byte, 2048)
+					now := time.Now()
+					for _, p := range reps[:n] {
+						local = append(local, now.Sub(sentAt[binary.LittleEndian.Uint32(p.Buf)%64]))
 					}
-					seq := 0
-					fill := func(k int) []transport.Packet {
-						now := time.Now()
-						for i := range k {
-							binary.LittleEndian.PutUint32(reqs[i].Buf, uint32(seq))
-							reqs[i].Addr, reqs[i].N = to, netBenchPayload
-							sentAt[seq%64] = now
-							seq++
-						}
-						return reqs[:k]
-					}
-					if _, err := cl.WriteBatch(fill(min(window, count))); err != nil {
-						return err
-					}
-					for done := 0; done < count; {
-						n, err := cl.ReadBatch(reps)
-						if err != nil {
+					done += n
+					if k := min(n, count-seq); k > 0 {
+						if _, err := cl.WriteBatch(fill(k)); err != nil {
 							return err
 						}
-						now := time.Now()
-						for _, p := range reps[:n] {
-							local = append(local, now.Sub(sentAt[binary.LittleEndian.Uint32(p.Buf)%64]))
-						}
-						done += n
-						if k := min(n, count-seq); k > 0 {
-							if _, err := cl.WriteBatch(fill(k)); err != nil {
-								return err
-							}
-						}
 					}
-					lat.add(local)
-					return nil
-				})
+				}
+				lat.add(local)
+				return nil
 			})
-		}
+		})
 		b.Run(fmt.Sprintf("naam-null/clients=%d", clients), func(b *testing.B) {
-			dial, null := nullServer(b, 0)
+			dial, null := nullServer(b)
 			cls := make([]*Client, clients)
 			for i := range cls {
 				cls[i] = dial(uint32(i + 1))
@@ -326,76 +282,67 @@ func BenchmarkNetThroughput(b *testing.B) {
 		})
 		// The same with Go: one goroutine per client starts 8 calls, and
 		// every callback starts the next.
-		for _, spin := range []time.Duration{0, netBenchSpin} {
-			b.Run(fmt.Sprintf("naam-null-go%s/clients=%d", spinName(spin), clients), func(b *testing.B) {
-				dial, null := nullServer(b, spin)
-				req := make([]byte, netBenchPayload)
-				var retx atomic.Uint64
-				var node atomic.Uint32
-				splitClients(b, clients, func(count int, lat *netLatencies) error {
-					cl := dial(node.Add(1))
-					defer func() { retx.Add(cl.Stats().Retransmits) }()
-					if count == 0 {
-						return nil
-					}
-					local := make([]time.Duration, 0, count)
-					var mu sync.Mutex
-					var started, ended int
-					var failed error
-					finished := make(chan struct{})
-					var t0s [window]time.Time
-					var slots [window]func([]byte, error)
-					for i := range slots {
-						slots[i] = func(_ []byte, err error) {
-							mu.Lock()
-							local = append(local, time.Since(t0s[i]))
-							ended++
-							if err != nil && failed == nil {
-								failed = err
-							}
-							if ended == count {
-								close(finished)
-							}
-							more := started < count
-							if more {
-								started++
-								t0s[i] = time.Now()
-							}
-							mu.Unlock()
-							if more {
-								if err := goRetry(cl, tenantA, null, req, slots[i]); err != nil {
-									b.Error(err)
-								}
+		b.Run(fmt.Sprintf("naam-null-go/clients=%d", clients), func(b *testing.B) {
+			dial, null := nullServer(b)
+			req := make([]byte, netBenchPayload)
+			var retx atomic.Uint64
+			var node atomic.Uint32
+			splitClients(b, clients, func(count int, lat *netLatencies) error {
+				cl := dial(node.Add(1))
+				defer func() { retx.Add(cl.Stats().Retransmits) }()
+				if count == 0 {
+					return nil
+				}
+				local := make([]time.Duration, 0, count)
+				var mu sync.Mutex
+				var started, ended int
+				var failed error
+				finished := make(chan struct{})
+				var t0s [window]time.Time
+				var slots [window]func([]byte, error)
+				for i := range slots {
+					slots[i] = func(_ []byte, err error) {
+						mu.Lock()
+						local = append(local, time.Since(t0s[i]))
+						ended++
+						if err != nil && failed == nil {
+							failed = err
+						}
+						if ended == count {
+							close(finished)
+						}
+						more := started < count
+						if more {
+							started++
+							t0s[i] = time.Now()
+						}
+						mu.Unlock()
+						if more {
+							if err := goRetry(cl, tenantA, null, req, slots[i]); err != nil {
+								b.Error(err)
 							}
 						}
 					}
-					mu.Lock()
-					k := min(window, count)
-					started = k
-					for i := range k {
-						t0s[i] = time.Now()
+				}
+				mu.Lock()
+				k := min(window, count)
+				started = k
+				for i := range k {
+					t0s[i] = time.Now()
+				}
+				mu.Unlock()
+				for i := range k {
+					if err := cl.Go(tenantA, null, req, slots[i]); err != nil {
+						return err
 					}
-					mu.Unlock()
-					for i := range k {
-						if err := cl.Go(tenantA, null, req, slots[i]); err != nil {
-							return err
-						}
-					}
-					<-finished
-					lat.add(local)
-					return failed
-				})
-				b.ReportMetric(float64(retx.Load()), "retx")
+				}
+				<-finished
+				lat.add(local)
+				return failed
 			})
-		}
+			b.ReportMetric(float64(retx.Load()), "retx")
+		})
 	}
-}
-
-func spinName(spin time.Duration) string {
-	if spin > 0 {
-		return "-spin"
-	}
-	return ""
 }
 
 // splitClients runs b.N calls split over workers goroutines and reports

@@ -63,8 +63,7 @@ func TestUDP(t *testing.T) {
 	for _, path := range []struct {
 		name string
 		cfg  transport.UDPConfig
-	}{{"conn", transport.UDPConfig{}}, {"portable", transport.UDPConfig{Portable: true}},
-		{"spin", transport.UDPConfig{SpinRead: 50 * time.Microsecond}}} {
+	}{{"conn", transport.UDPConfig{}}, {"portable", transport.UDPConfig{Portable: true}}} {
 		t.Run(path.name, func(t *testing.T) {
 			n, srv, keys := udpServer(t, Config{}, 2, path.cfg)
 			reg := register(t, n, tenantA, "c", 64, RegionOptions{Writable: true})

@@ -4,10 +4,8 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"os"
-	"runtime"
 	"strconv"
 	"syscall"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -41,7 +39,6 @@ type mmsgBatcher struct {
 	gso   bool // send trains with UDP_SEGMENT
 	gro   bool // the socket has UDP_GRO on
 	stats *udpCounters
-	spin  time.Duration // UDPConfig.SpinRead
 
 	rx mmsgVec
 	tx mmsgVec
@@ -93,8 +90,8 @@ const (
 	groBufSize = 65535 // a merged train is at most this long
 )
 
-func newMmsgBatcher(rc syscall.RawConn, v6, offload bool, spin time.Duration, stats *udpCounters) batcher {
-	m := &mmsgBatcher{rc: rc, v6: v6, stats: stats, spin: spin}
+func newMmsgBatcher(rc syscall.RawConn, v6, offload bool, stats *udpCounters) batcher {
+	m := &mmsgBatcher{rc: rc, v6: v6, stats: stats}
 	m.recvFn = m.recvmmsg
 	m.sendFn = m.sendmmsg
 	m.recvOneFn = m.recvfrom
@@ -187,12 +184,6 @@ func (m *mmsgBatcher) recvmmsg(fd uintptr) bool {
 	for e == unix.EINTR { // retry now: the poller would wait for a new edge
 		r, _, e = unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&v.hdrs[0])), uintptr(v.vlen), unix.MSG_DONTWAIT, 0, 0)
 	}
-	if e == unix.EAGAIN && m.spin > 0 {
-		for t0 := time.Now(); e == unix.EAGAIN && time.Since(t0) < m.spin || e == unix.EINTR; {
-			runtime.Gosched()
-			r, _, e = unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&v.hdrs[0])), uintptr(v.vlen), unix.MSG_DONTWAIT, 0, 0)
-		}
-	}
 	if e == unix.EAGAIN {
 		m.rxWaited = true
 		return false
@@ -237,12 +228,6 @@ func (m *mmsgBatcher) recvfrom(fd uintptr) bool {
 	r, e := call()
 	for e == unix.EINTR {
 		r, e = call()
-	}
-	if e == unix.EAGAIN && m.spin > 0 {
-		for t0 := time.Now(); e == unix.EAGAIN && time.Since(t0) < m.spin || e == unix.EINTR; {
-			runtime.Gosched()
-			r, e = call()
-		}
 	}
 	if e == unix.EAGAIN {
 		m.rxWaited = true
@@ -330,12 +315,6 @@ func (m *mmsgBatcher) recvmsg(fd uintptr) bool {
 	r, _, e := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&v.hdrs[0].Hdr)), unix.MSG_DONTWAIT)
 	for e == unix.EINTR {
 		r, _, e = unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&v.hdrs[0].Hdr)), unix.MSG_DONTWAIT)
-	}
-	if e == unix.EAGAIN && m.spin > 0 {
-		for t0 := time.Now(); e == unix.EAGAIN && time.Since(t0) < m.spin || e == unix.EINTR; {
-			runtime.Gosched()
-			r, _, e = unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&v.hdrs[0].Hdr)), unix.MSG_DONTWAIT)
-		}
 	}
 	if e == unix.EAGAIN {
 		m.rxWaited = true

@@ -2,15 +2,12 @@
 
 package transport
 
-import (
-	"syscall"
-	"time"
-)
+import "syscall"
 
 // msgTrunc is MSG_TRUNC where x/net reports it; unknown here.
 const msgTrunc = 0
 
-func newMmsgBatcher(syscall.RawConn, bool, bool, time.Duration, *udpCounters) batcher { return nil }
+func newMmsgBatcher(syscall.RawConn, bool, bool, *udpCounters) batcher { return nil }
 
 func controlReusePort(syscall.RawConn) error { return errUnsupported }
 

@@ -45,14 +45,6 @@ type UDPConfig struct {
 	// each received datagram's source address. Other systems always take
 	// the portable path, which there moves one datagram per call.
 	Portable bool
-
-	// SpinRead busy-polls: a read that finds nothing tries again, letting
-	// the goroutines that are ready run between tries, for this long
-	// before it waits for the poller. On a machine with an idle CPU it
-	// saves the wake-up of a parked thread (several µs on a VM) on every
-	// datagram that arrives within it, at the cost of the CPU it burns
-	// meanwhile. 0 (the default) waits at once. The Linux path only.
-	SpinRead time.Duration
 }
 
 // UDPConn is a Conn over one UDP socket, read with recvmmsg and written
@@ -177,7 +169,7 @@ func listenUDP(cfg UDPConfig, reusePort bool) (*UDPConn, error) {
 			pc.Close()
 			return nil, err
 		}
-		c.io = newMmsgBatcher(rc, c.v6, !cfg.NoOffload, cfg.SpinRead, &c.stats)
+		c.io = newMmsgBatcher(rc, c.v6, !cfg.NoOffload, &c.stats)
 	}
 	if c.io == nil {
 		c.io = newXNetBatcher(pc, c.v6)

@@ -35,8 +35,6 @@ var udpPaths = []struct {
 	{"own", UDPConfig{}},
 	{"own-nooffload", UDPConfig{NoOffload: true}},
 	{"portable", UDPConfig{Portable: true}},
-	{"own-spin", UDPConfig{SpinRead: 50 * time.Microsecond}},
-	{"own-nooffload-spin", UDPConfig{NoOffload: true, SpinRead: 50 * time.Microsecond}},
 }
 
 func TestUDPConn4(t *testing.T) {
