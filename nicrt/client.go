@@ -529,9 +529,11 @@ func (c *Client) retransmit() {
 		}
 		c.mu.Unlock()
 		for i := range resend {
+			// Counted before it leaves: its reply may end the call, and a
+			// caller read Stats, before push returns.
+			c.ctr.retransmits.Add(1)
 			c.tx.push(resend[i].Addr, resend[i].Buf)
 			resend[i] = transport.Packet{}
-			c.ctr.retransmits.Add(1)
 		}
 		resend = resend[:0]
 		for i, cl := range failed {
