@@ -42,7 +42,9 @@ func CompileFile(f *lang.File, info *lang.Info) (*bytecode.Object, error) {
 	for _, h := range info.Handlers {
 		code, hpos, err := cu.handler(h)
 		if err != nil {
-			cu.errs.Add(h.Pos(), err.Error())
+			if err != errAlreadyReported {
+				cu.errs.Add(h.Pos(), err.Error())
+			}
 			continue
 		}
 		obj.Handlers = append(obj.Handlers, bytecode.Handler{
@@ -110,6 +112,7 @@ func (cu *compilation) handler(h *lang.Handler) (asm.Instructions, []lang.Pos, e
 	return e.insns, e.pos, nil
 }
 
+// errAlreadyReported says a handler's errors are in cu.errs already.
 var errAlreadyReported = errors.New("already reported")
 
 func fields(l lang.Layout) []bytecode.Field {

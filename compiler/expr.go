@@ -93,7 +93,7 @@ func (b *builder) boolValue(e lang.Expr) operand {
 func (b *builder) binop(op lang.Token, x vreg, y operand, t lang.Type) {
 	k := basicKind(t)
 	w32 := k == lang.U32
-	signed := isSigned(t)
+	signed := lang.IsSigned(t)
 	bits := lang.Sizeof(t) * 8
 	imm := func(y operand) operand {
 		if y.isImm() && w32 {
@@ -189,7 +189,7 @@ func (b *builder) convert(v operand, from, to lang.Type) operand {
 		return v // bool → integer: 0 or 1 already
 	}
 	fs, ts := lang.Sizeof(from), lang.Sizeof(to)
-	fsg, tsg := isSigned(from), isSigned(to)
+	fsg, tsg := lang.IsSigned(from), lang.IsSigned(to)
 	switch {
 	case fs == ts && fsg == tsg,
 		fs < ts && !fsg, // zero-extended fits any wider type
@@ -238,11 +238,11 @@ func (b *builder) condJump(e lang.Expr, l int, when bool) {
 		case lang.EQL, lang.NEQ, lang.LSS, lang.LEQ, lang.GTR, lang.GEQ:
 			t := b.cu.info.Types[e.X].Type
 			if _, ok := t.(*lang.Array); ok {
-				b.arrayEqJump(b.valuePlace(e.X), b.valuePlace(e.Y), lang.Sizeof(t), l, (e.Op == lang.EQL) == when)
+				b.arrayEqJump(b.placeOrRef(e.X), b.placeOrRef(e.Y), lang.Sizeof(t), l, (e.Op == lang.EQL) == when)
 				return
 			}
 			x, y := b.expr(e.X), b.expr(e.Y)
-			b.compareJump(e.Op, isSigned(t), x, y, l, when)
+			b.compareJump(e.Op, lang.IsSigned(t), x, y, l, when)
 			return
 		}
 	case *lang.Ident, *lang.IndexExpr, *lang.SelectorExpr:
@@ -416,9 +416,6 @@ func (b *builder) inline(fn *lang.Func, e *lang.CallExpr) operand {
 	return regOp(ic.result)
 }
 
-// bytesPlace is the place whose bytes a helper reads or writes.
-func (b *builder) bytesPlace(e lang.Expr) place { return b.placeOrRef(e) }
-
 func (b *builder) helper(id int32, args ...operand) vreg {
 	t := b.newReg()
 	b.emit(insn{op: irCall, dst: t, helper: id, args: args})
@@ -433,11 +430,11 @@ func (b *builder) builtin(name string, e *lang.CallExpr) operand {
 	}
 	switch name {
 	case "hash":
-		p := b.bytesPlace(e.Args[0])
+		p := b.placeOrRef(e.Args[0])
 		return regOp(b.helper(bytecode.HelperHash, regOp(b.addrOf(p)), immOp(lang.Sizeof(p.typ))))
 	case "copy":
-		d := b.bytesPlace(e.Args[0])
-		s := b.bytesPlace(e.Args[1])
+		d := b.placeOrRef(e.Args[0])
+		s := b.placeOrRef(e.Args[1])
 		dp := b.addrOf(d)
 		sp := b.addrOf(s)
 		b.helper(bytecode.HelperCopy, regOp(dp), regOp(sp), immOp(lang.Sizeof(d.typ)))
@@ -447,13 +444,13 @@ func (b *builder) builtin(name string, e *lang.CallExpr) operand {
 	case "random":
 		return regOp(b.helper(bytecode.HelperRandom))
 	case "trace":
-		p := b.bytesPlace(e.Args[0])
+		p := b.placeOrRef(e.Args[0])
 		b.helper(bytecode.HelperTrace, regOp(b.addrOf(p)), immOp(lang.Sizeof(p.typ)))
 		return immOp(0)
 	case "send":
 		node := b.expr(e.Args[0])
 		h := b.expr(e.Args[1])
-		p := b.bytesPlace(e.Args[2])
+		p := b.placeOrRef(e.Args[2])
 		ptr := b.addrOf(p)
 		r := b.helper(bytecode.HelperSend, b.small(node), b.small(h), regOp(ptr), immOp(lang.Sizeof(p.typ)))
 		// 0 means sent, a negative value not: true iff the sign bit is clear.
@@ -481,7 +478,7 @@ func (b *builder) builtin(name string, e *lang.CallExpr) operand {
 		op := map[string]asm.AtomicOp{"atomic_add": asm.FetchAdd, "atomic_and": asm.FetchAnd,
 			"atomic_or": asm.FetchOr, "atomic_xor": asm.FetchXor, "atomic_xchg": asm.Xchg}[name]
 		b.emit(insn{op: irAtomic, atomic: op, dst: x, base: base, off: off, size: sizeOf(size)})
-		if size == 4 && isSigned(p.typ) {
+		if size == 4 && lang.IsSigned(p.typ) {
 			b.canon(x, p.typ)
 		}
 		return regOp(x)
@@ -493,7 +490,7 @@ func (b *builder) builtin(name string, e *lang.CallExpr) operand {
 		nw := b.reg(b.expr(e.Args[2]))
 		t := b.newReg()
 		b.emit(insn{op: irCmpXchg, dst: t, base: base, off: off, size: sizeOf(size), a: old, args: []operand{regOp(nw)}})
-		if size == 4 && isSigned(p.typ) {
+		if size == 4 && lang.IsSigned(p.typ) {
 			b.canon(t, p.typ)
 		}
 		return regOp(t)

@@ -318,7 +318,7 @@ func (b *builder) let(s *lang.LetStmt) {
 	case isScalar(t):
 		b.store(dst, b.expr(s.Value))
 	default:
-		b.copyPlace(dst, b.valuePlace(s.Value), size)
+		b.copyPlace(dst, b.placeOrRef(s.Value), size)
 	}
 	b.vars[v] = loc
 }
@@ -337,7 +337,7 @@ func (b *builder) assign(s *lang.AssignStmt) {
 		if isScalar(t) {
 			b.store(p, b.expr(s.Rhs))
 		} else {
-			b.copyPlace(p, b.valuePlace(s.Rhs), lang.Sizeof(t))
+			b.copyPlace(p, b.placeOrRef(s.Rhs), lang.Sizeof(t))
 		}
 		return
 	}
@@ -374,7 +374,7 @@ func (b *builder) ifStmt(s *lang.IfStmt) {
 func (b *builder) forStmt(s *lang.ForStmt) {
 	v := b.cu.info.Defs[s.Var].(*lang.Var)
 	t := v.Type()
-	signed := isSigned(t)
+	signed := lang.IsSigned(t)
 	lt := asm.JLT
 	if signed {
 		lt = asm.JSLT
@@ -391,7 +391,8 @@ func (b *builder) forStmt(s *lang.ForStmt) {
 	var capOp operand // capped loops: the cap, which bounds the counter for the verifier
 	lo := immOp(0)
 	loV, hiV := b.cu.info.Types[s.Low].Value, b.cu.info.Types[s.High].Value
-	if s.Max == nil && loV != nil && hiV != nil {
+	constBounds := s.Max == nil && loV != nil && hiV != nil
+	if constBounds {
 		if constant.Compare(loV, token.GEQ, hiV) {
 			return // no iterations
 		}
@@ -425,8 +426,7 @@ func (b *builder) forStmt(s *lang.ForStmt) {
 		capV := constInt(b.cu.info.Types[s.Max].Value)
 		b.jump(asm.JGT, n, b.small(immOp(capV)), b.failLabel(lang.FailLoopCap))
 		b.mov(counter, immOp(0))
-		limit, lt = regOp(n), asm.JLT
-		capOp = b.small(immOp(capV))
+		limit, capOp = regOp(n), b.small(immOp(capV))
 	}
 
 	b.label(headL)
@@ -451,7 +451,7 @@ func (b *builder) forStmt(s *lang.ForStmt) {
 	b.label(latchL)
 	b.pos = s.Pos()
 	b.alu(asm.Add, counter, immOp(1), false)
-	if s.Max != nil || loV == nil || hiV == nil {
+	if !constBounds {
 		// The limit may have been spilled, and a range learnt by
 		// comparing a reloaded copy does not reach the stack slot: the
 		// comparison with the constant cap is what bounds the counter.
@@ -485,7 +485,7 @@ func (b *builder) ret(s *lang.ReturnStmt) {
 			vals[i] = b.expr(e)
 			continue
 		}
-		srcs[i] = b.valuePlace(e)
+		srcs[i] = b.placeOrRef(e)
 		// Copy aside an aggregate that writing an earlier result, or a
 		// call in a later value (an atomic, a fn writing through a
 		// reference), could change before it is copied into the reply.
@@ -605,10 +605,6 @@ func (b *builder) refPlace(e lang.Expr) place {
 	b.errorf(e.Pos(), "internal error: %T is not a reference", e)
 	return place{typ: lang.Typ[lang.U64], inReg: true, reg: b.copyReg(immOp(0))}
 }
-
-// valuePlace is the place holding an aggregate value: a place expression,
-// or a dereferenced reference.
-func (b *builder) valuePlace(e lang.Expr) place { return b.placeOrRef(e) }
 
 // index is p[i] for the array p.
 func (b *builder) index(p place, arr *lang.Array, ie lang.Expr) place {
@@ -742,7 +738,7 @@ func (b *builder) loadRaw(p place) operand {
 	size := lang.Sizeof(p.typ)
 	base, off := b.memRef(p, size)
 	t := b.newReg()
-	b.emit(insn{op: irLoad, dst: t, base: base, off: off, size: sizeOf(size), signed: isSigned(p.typ) && size < 8})
+	b.emit(insn{op: irLoad, dst: t, base: base, off: off, size: sizeOf(size), signed: lang.IsSigned(p.typ) && size < 8})
 	return regOp(t)
 }
 
@@ -826,11 +822,6 @@ func basicKind(t lang.Type) lang.BasicKind {
 	return lang.Invalid
 }
 
-func isSigned(t lang.Type) bool {
-	k := basicKind(t)
-	return k >= lang.I8 && k <= lang.I64
-}
-
 func isBool(t lang.Type) bool { return basicKind(t) == lang.Bool }
 
 func isScalar(t lang.Type) bool {
@@ -865,7 +856,7 @@ func (b *builder) maxValue(e lang.Expr) (uint64, bool) {
 		}
 		return uint64(constInt(tv.Value)), true
 	}
-	if isSigned(tv.Type) || !isScalar(tv.Type) {
+	if lang.IsSigned(tv.Type) || !isScalar(tv.Type) {
 		return 0, false
 	}
 	typeMax := uint64(1)<<(uint(lang.Sizeof(tv.Type))*8) - 1
@@ -908,7 +899,7 @@ func (b *builder) maxValue(e lang.Expr) (uint64, bool) {
 		}
 	case *lang.CastExpr:
 		from := b.cu.info.Types[e.X].Type
-		if !isSigned(from) && lang.Sizeof(from) <= lang.Sizeof(tv.Type) {
+		if !lang.IsSigned(from) && lang.Sizeof(from) <= lang.Sizeof(tv.Type) {
 			if m, ok := b.maxValue(e.X); ok {
 				return m, true
 			}

@@ -190,6 +190,9 @@ func isInteger(t Type) bool {
 	return ok && (b.Kind >= U8 && b.Kind <= I64 || b.Kind == UntypedInt)
 }
 
+// IsSigned reports whether t is one of the signed integer types i8 … i64.
+func IsSigned(t Type) bool { return isSigned(t) }
+
 func isSigned(t Type) bool {
 	b, ok := t.(*Basic)
 	return ok && b.Kind >= I8 && b.Kind <= I64

@@ -146,7 +146,7 @@ func arith(op lang.Token, t lang.Type, x, y uint64) uint64 {
 		if y == 0 {
 			fail(lang.FailDivideByZero)
 		}
-		if isSigned(t) {
+		if lang.IsSigned(t) {
 			// Go's int64 division truncates toward zero and wraps
 			// MinInt64 / -1 to MinInt64, as the language does.
 			if op == lang.QUO {
@@ -168,7 +168,7 @@ func arith(op lang.Token, t lang.Type, x, y uint64) uint64 {
 		return canon(t, x<<(y%width(t)))
 	case lang.SHR:
 		n := y % width(t)
-		if isSigned(t) {
+		if lang.IsSigned(t) {
 			return canon(t, uint64(int64(x)>>n))
 		}
 		return canon(t, x>>n)
@@ -210,7 +210,7 @@ func (m *machine) place(fr *frame, e lang.Expr) place {
 		}
 		it := m.typeOf(e.Index)
 		i := m.scalar(fr, e.Index)
-		if isSigned(it) && int64(i) < 0 || i >= uint64(arr.Len) {
+		if lang.IsSigned(it) && int64(i) < 0 || i >= uint64(arr.Len) {
 			fail(lang.FailIndexOutOfRange)
 		}
 		return place{mem: base.mem, off: base.off + int64(i)*lang.Sizeof(arr.Elem), typ: arr.Elem}

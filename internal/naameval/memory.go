@@ -34,14 +34,6 @@ func basic(t lang.Type) *lang.Basic {
 	return b
 }
 
-func isSigned(t lang.Type) bool {
-	switch basic(t).Kind {
-	case lang.I8, lang.I16, lang.I32, lang.I64:
-		return true
-	}
-	return false
-}
-
 // width returns an integer type's width in bits (64 for untyped constants,
 // which reach run time only as already-typed values).
 func width(t lang.Type) uint64 {

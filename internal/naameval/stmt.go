@@ -150,7 +150,7 @@ func (m *machine) forStmt(fr *frame, s *lang.ForStmt) ctl {
 
 // less compares canonical values of integer type t.
 func less(t lang.Type, x, y uint64) bool {
-	if isSigned(t) {
+	if lang.IsSigned(t) {
 		return int64(x) < int64(y)
 	}
 	return x < y
