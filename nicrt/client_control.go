@@ -99,3 +99,39 @@ func (c *Client) control(ctx context.Context, tenant uint32, req, reply wire.Con
 	}
 	return wire.UnmarshalControl(out, reply)
 }
+
+// Description is a node's answer to describe, all pages joined: its id,
+// and the tenant's programs and regions.
+type Description struct {
+	Node     uint32
+	Programs []wire.ProgramDesc
+	Regions  []wire.RegionDesc
+}
+
+// Describe asks the responder for tenant's programs (with handler ids and
+// layouts) and regions (with ids and keys), page by page. It works before
+// the caller knows the responder's node id: a client dialed with Server 0
+// may ask it, and learns the id from Description.Node.
+func (c *Client) Describe(ctx context.Context, tenant uint32) (Description, error) {
+	var d Description
+	cursor := uint64(0)
+	for {
+		var r wire.DescribeReply
+		if err := c.control(ctx, tenant, &wire.DescribeRequest{Cursor: cursor}, &r); err != nil {
+			return Description{}, err
+		}
+		if cursor > 0 && r.Node != d.Node {
+			return Description{}, fmt.Errorf("nicrt: describe: page at %d came from node %d, the first from %d", cursor, r.Node, d.Node)
+		}
+		d.Node = r.Node
+		d.Programs = append(d.Programs, r.Programs...)
+		d.Regions = append(d.Regions, r.Regions...)
+		if r.Next == 0 {
+			return d, nil
+		}
+		if r.Next <= cursor {
+			return Description{}, fmt.Errorf("nicrt: describe: next page %d does not follow %d", r.Next, cursor)
+		}
+		cursor = r.Next
+	}
+}

@@ -1,8 +1,10 @@
 package nicrt
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/naam-project/naam/bytecode"
@@ -54,6 +56,9 @@ type HandlerInfo struct {
 	MaxInsns  uint64    // the verified worst case
 	Placement Placement // PlaceNIC, PlaceHostBudget or PlaceHostHelper
 	Builtin   bool      // one of the built-in verbs
+	// Args and Results are the object's layouts of the request payload
+	// and the reply (bytecode.Handler), for callers that encode and decode.
+	Args, Results []bytecode.Field
 }
 
 // Handlers lists the program's handlers in the object's order.
@@ -94,6 +99,20 @@ func (n *NIC) Program(id uint64) (*Program, bool) {
 	return p, ok
 }
 
+// Programs returns tenant's installed programs in id order.
+func (n *NIC) Programs(tenant uint64) []*Program {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []*Program
+	if t := n.tenants[tenant]; t != nil {
+		for p := range t.programs {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Program) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
 // release ends one accepted message; the last one of a draining program
 // wakes Uninstall.
 func (p *Program) release() {
@@ -119,8 +138,9 @@ type handler struct {
 	place    Placement // where it goes before any spill
 	// replySize is the reply buffer: the extent of the declared results,
 	// or MaxReply when the object declares none.
-	replySize int
-	regions   []vm.RegionMem // shared by every run: Invoke only reads it
+	replySize     int
+	args, results []bytecode.Field // the object's layouts
+	regions       []vm.RegionMem // shared by every run: Invoke only reads it
 	nicmem    []bool         // by region index: the region is in nicmem
 	// static is the cost of the region touches on a NIC core [0] and a
 	// host core [1].
@@ -141,7 +161,7 @@ type handlerCounters struct {
 
 func (h *handler) info() HandlerInfo {
 	return HandlerInfo{ID: h.id, ObjectID: h.objectID, Name: h.name, Tenant: h.tenant,
-		MaxInsns: h.maxInsns, Placement: h.place, Builtin: h.verb != 0}
+		MaxInsns: h.maxInsns, Placement: h.place, Builtin: h.verb != 0, Args: h.args, Results: h.results}
 }
 
 // Install verifies obj for tenant and makes its handlers callable. It
@@ -220,7 +240,7 @@ func (n *NIC) Install(tenant uint64, obj *bytecode.Object) (*Program, error) {
 		h := &handler{
 			tenant: tenant, name: oh.Name, objectID: oh.ID, prog: p, entry: oh.Entry,
 			maxInsns: rep.Entries[i].MaxInsns, regions: mems, nicmem: nicmem,
-			replySize: n.cfg.MaxReply,
+			replySize: n.cfg.MaxReply, args: oh.Args, results: oh.Results,
 		}
 		if len(oh.Results) > 0 {
 			extent := uint64(0)

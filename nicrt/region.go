@@ -1,10 +1,12 @@
 package nicrt
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/naam-project/naam/bytecode"
@@ -54,6 +56,20 @@ var (
 	ErrRegionInUse   = errors.New("nicrt: region linked by an installed program")
 	ErrNotRegistered = errors.New("nicrt: region not registered here")
 )
+
+// Regions returns tenant's registered regions in id order.
+func (n *NIC) Regions(tenant uint64) []*Region {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []*Region
+	if t := n.tenants[tenant]; t != nil {
+		for _, r := range t.regions {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Region) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
 
 // Register allocates a region of size bytes (1 … 2^32-1, zeroed, 8-byte
 // aligned) for tenant under name, with a fresh random key. Names are per

@@ -67,6 +67,8 @@ type Server struct {
 	closing  atomic.Bool
 	closed   sync.Once
 	ctr      serverCounters
+
+	payloadLimit int // the codec's payload limit
 }
 
 // peer is the state kept per (source node, tenant): the anti-replay window
@@ -155,7 +157,7 @@ func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, err
 	if err != nil {
 		return nil, fmt.Errorf("nicrt: serve: %w", err)
 	}
-	s := &Server{nic: nic, cfg: cfg, peers: map[uint64]*peer{}, uploads: map[uploadKey]*upload{}, stop: make(chan struct{})}
+	s := &Server{nic: nic, cfg: cfg, peers: map[uint64]*peer{}, uploads: map[uploadKey]*upload{}, stop: make(chan struct{}), payloadLimit: probe.MaxPayload()}
 	bufSize := wire.HeaderSize + probe.MaxPayload()
 	s.pool.New = func() any {
 		in := &inflight{s: s, buf: make([]byte, bufSize)}
@@ -283,7 +285,7 @@ func (q *rxQueue) handle(i int, inline bool) bool {
 		s.ctr.countDecodeError(err)
 		return false
 	}
-	if pkt.Dst != s.cfg.Node {
+	if pkt.Dst != s.cfg.Node && !describesAnyNode(&pkt) {
 		s.ctr.wrongDst.Add(1)
 		return false
 	}
@@ -488,3 +490,10 @@ func (in *inflight) release() {
 // when their cores are idle; larger batches go to the cores' goroutines,
 // which run them beside the rx loop.
 const inlineBatch = 8
+
+// describesAnyNode reports whether pkt is a describe op sent to dst 0: the
+// one packet a node takes without its id, so that a caller that knows only
+// an address can learn it (spec/wire.md, Control plane).
+func describesAnyNode(pkt *wire.Packet) bool {
+	return pkt.Dst == 0 && pkt.Type == wire.TypeControl && wire.Op(pkt.Handler) == wire.OpDescribe
+}

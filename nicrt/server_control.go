@@ -96,6 +96,8 @@ func (s *Server) control(req *wire.Header, body []byte) ([]byte, Status, string)
 		}
 		sort.Slice(out.Counters, func(i, j int) bool { return out.Counters[i].Name < out.Counters[j].Name })
 		reply = out
+	case *wire.DescribeRequest:
+		return s.describe(tenant, m.Cursor)
 	case *wire.Install:
 		r, st, why := s.install(req, m)
 		if st != StatusOK {
@@ -155,4 +157,69 @@ func (s *Server) install(req *wire.Header, m *wire.Install) (*wire.InstallReply,
 		r.Handlers = append(r.Handlers, wire.InstalledHandler{Name: h.Name, ID: h.ID})
 	}
 	return r, StatusOK, ""
+}
+
+// describe answers one page of the tenant's description: programs in id
+// order, then regions, from item cursor on, as many as fit a packet.
+func (s *Server) describe(tenant uint64, cursor uint64) ([]byte, Status, string) {
+	progs := s.nic.Programs(tenant)
+	regions := s.nic.Regions(tenant)
+	total := uint64(len(progs) + len(regions))
+	if cursor > total {
+		return nil, StatusBadControl, fmt.Sprintf("describe.cursor: %d is past the %d items", cursor, total)
+	}
+	page := &wire.DescribeReply{Node: s.cfg.Node}
+	var out []byte
+	limit := s.payloadLimit
+	for i := cursor; i < total; i++ {
+		if i < uint64(len(progs)) {
+			page.Programs = append(page.Programs, programDesc(progs[i]))
+		} else {
+			r := regions[i-uint64(len(progs))]
+			pl := wire.PlacementHost
+			if r.NICMem {
+				pl = wire.PlacementNICMem
+			}
+			page.Regions = append(page.Regions, wire.RegionDesc{Name: r.Name, Region: r.ID, Key: r.Key, Size: r.Size(), Writable: r.Writable, Placement: pl})
+		}
+		page.Next = i + 1
+		if page.Next == total {
+			page.Next = 0
+		}
+		b, err := wire.AppendControl(nil, page)
+		if err != nil {
+			return nil, StatusControlFailed, err.Error()
+		}
+		if len(b) > limit {
+			if out == nil {
+				return nil, StatusControlFailed, fmt.Sprintf("describe: item %d alone needs %d bytes, a packet holds %d", i, len(b), limit)
+			}
+			break
+		}
+		out = b
+	}
+	if out == nil { // nothing to describe
+		b, err := wire.AppendControl(nil, page)
+		if err != nil {
+			return nil, StatusControlFailed, err.Error()
+		}
+		out = b
+	}
+	return out, StatusOK, ""
+}
+
+func programDesc(p *Program) wire.ProgramDesc {
+	d := wire.ProgramDesc{Program: p.ID, Source: p.Source}
+	for _, h := range p.Handlers() {
+		d.Handlers = append(d.Handlers, wire.HandlerDesc{Name: h.Name, ID: h.ID, Args: wireFields(h.Args), Results: wireFields(h.Results)})
+	}
+	return d
+}
+
+func wireFields(fs []bytecode.Field) []wire.Field {
+	var out []wire.Field
+	for _, f := range fs {
+		out = append(out, wire.Field{Name: f.Name, Type: f.Type, Offset: f.Offset, Size: f.Size})
+	}
+	return out
 }

@@ -22,6 +22,9 @@ const (
 	OpUninstall Op = 2 // Uninstall → empty reply
 	OpRegister  Op = 3 // Register → RegisterReply
 	OpStats     Op = 4 // StatsRequest → StatsReply
+	OpDescribe  Op = 5 // DescribeRequest → DescribeReply
+
+	maxOp = OpDescribe
 )
 
 func (o Op) String() string {
@@ -34,6 +37,8 @@ func (o Op) String() string {
 		return "register"
 	case OpStats:
 		return "stats"
+	case OpDescribe:
+		return "describe"
 	}
 	return fmt.Sprintf("Op(%d)", uint32(o))
 }
@@ -48,7 +53,8 @@ const (
 )
 
 // Control is a control-plane body: *Install, *InstallReply, *Uninstall,
-// *Register, *RegisterReply, *StatsRequest or *StatsReply.
+// *Register, *RegisterReply, *StatsRequest, *StatsReply, *DescribeRequest
+// or *DescribeReply.
 type Control interface {
 	// Op is the operation the body belongs to (as request or reply).
 	Op() Op
@@ -127,6 +133,60 @@ type Counter struct {
 	Value uint64 `msgpack:"value"`
 }
 
+// DescribeRequest asks what the packet's tenant has on the node: its
+// programs with their handlers' ids and layouts, and its regions with their
+// keys. A description may take several packets: Cursor is 0 for the first
+// and the previous reply's Next after that.
+//
+// It is the one op a caller may send before it knows the node's id: the
+// responder accepts it with dst 0 (spec/wire.md, Control plane).
+type DescribeRequest struct {
+	Cursor uint64 `msgpack:"cursor"` // where this page starts: 0, or a reply's Next
+}
+
+// DescribeReply is one page of a description: programs in id order, then
+// regions in id order, as many as fit a packet.
+type DescribeReply struct {
+	Node     uint32        `msgpack:"node"`     // the responder's node id
+	Programs []ProgramDesc `msgpack:"programs"` // installed programs of the tenant
+	Regions  []RegionDesc  `msgpack:"regions"`  // registered regions of the tenant
+	Next     uint64        `msgpack:"next"`     // the cursor of the next page; 0: this is the last
+}
+
+// ProgramDesc describes one installed program.
+type ProgramDesc struct {
+	Program  uint64        `msgpack:"program"` // id, for Uninstall
+	Source   string        `msgpack:"source"`  // the object's source file name
+	Handlers []HandlerDesc `msgpack:"handlers"`
+}
+
+// HandlerDesc is one handler with the layouts callers encode and decode
+// with (spec/object.md, Handlers).
+type HandlerDesc struct {
+	Name    string  `msgpack:"name"`
+	ID      uint32  `msgpack:"id"` // the Handler field of requests
+	Args    []Field `msgpack:"args"`
+	Results []Field `msgpack:"results"`
+}
+
+// Field is one field of a request payload or a reply, as in the object.
+type Field struct {
+	Name   string `msgpack:"name"`
+	Type   string `msgpack:"type"`
+	Offset uint32 `msgpack:"offset"`
+	Size   uint32 `msgpack:"size"`
+}
+
+// RegionDesc describes one registered region.
+type RegionDesc struct {
+	Name      string    `msgpack:"name"`
+	Region    uint32    `msgpack:"region"` // the node's id, which built-in verbs name
+	Key       uint64    `msgpack:"key"`    // the key built-in verbs present
+	Size      uint64    `msgpack:"size"`
+	Writable  bool      `msgpack:"writable"`
+	Placement Placement `msgpack:"placement"`
+}
+
 func (*Install) Op() Op       { return OpInstall }
 func (*InstallReply) Op() Op  { return OpInstall }
 func (*Uninstall) Op() Op     { return OpUninstall }
@@ -134,6 +194,8 @@ func (*Register) Op() Op      { return OpRegister }
 func (*RegisterReply) Op() Op { return OpRegister }
 func (*StatsRequest) Op() Op  { return OpStats }
 func (*StatsReply) Op() Op    { return OpStats }
+func (*DescribeRequest) Op() Op { return OpDescribe }
+func (*DescribeReply) Op() Op   { return OpDescribe }
 
 // AppendControl validates m and appends its msgpack encoding to dst. The
 // bytes depend only on m's contents: a map with the tag names as keys in
@@ -172,7 +234,7 @@ func UnmarshalControl(b []byte, m Control) error {
 }
 
 // ParseControl decodes the body of a TypeControl packet whose Handler is
-// op: *Install, *Uninstall, *Register or *StatsRequest. An unknown op is an
+// op: *Install, *Uninstall, *Register, *StatsRequest or *DescribeRequest. An unknown op is an
 // *Error for field "op"; the runtime answers it with an error reply.
 func ParseControl(op Op, b []byte) (Control, error) {
 	var m Control
@@ -185,6 +247,8 @@ func ParseControl(op Op, b []byte) (Control, error) {
 		m = new(Register)
 	case OpStats:
 		m = new(StatsRequest)
+	case OpDescribe:
+		m = new(DescribeRequest)
 	default:
 		return nil, errorf("op", ErrControl, "%d is not a control op", uint32(op))
 	}
@@ -270,6 +334,71 @@ func (m *StatsReply) validate() error {
 	return nil
 }
 
+func (m *DescribeRequest) validate() error { return nil }
+
+func (m *DescribeReply) validate() error {
+	prev := uint64(0)
+	for i, p := range m.Programs {
+		field := fmt.Sprintf("describe.programs[%d]", i)
+		if p.Program <= prev {
+			return controlErrorf(field+".program", "%d does not follow %d (ids are increasing and not 0)", p.Program, prev)
+		}
+		prev = p.Program
+		names := make(map[string]int, len(p.Handlers))
+		for j, h := range p.Handlers {
+			hf := fmt.Sprintf("%s.handlers[%d]", field, j)
+			if h.Name == "" {
+				return controlErrorf(hf+".name", "empty")
+			}
+			if k, dup := names[h.Name]; dup {
+				return controlErrorf(hf+".name", "%q listed twice (first at handlers[%d])", h.Name, k)
+			}
+			names[h.Name] = j
+			if err := validFields(hf+".args", h.Args); err != nil {
+				return err
+			}
+			if err := validFields(hf+".results", h.Results); err != nil {
+				return err
+			}
+		}
+	}
+	prevRegion := uint32(0)
+	for i, r := range m.Regions {
+		field := fmt.Sprintf("describe.regions[%d]", i)
+		switch {
+		case r.Name == "":
+			return controlErrorf(field+".name", "empty")
+		case r.Region <= prevRegion:
+			return controlErrorf(field+".region", "%d does not follow %d (ids are increasing and not 0)", r.Region, prevRegion)
+		case r.Size == 0 || r.Size > MaxRegionSize:
+			return controlErrorf(field+".size", "%d is outside 1…%d", r.Size, uint64(MaxRegionSize))
+		case r.Placement != PlacementHost && r.Placement != PlacementNICMem:
+			return controlErrorf(field+".placement", "%q is not %q or %q", r.Placement, PlacementHost, PlacementNICMem)
+		}
+		prevRegion = r.Region
+	}
+	return nil
+}
+
+// validFields checks a layout: named fields with sizes that end inside a
+// 32-bit payload.
+func validFields(field string, fs []Field) error {
+	for i, f := range fs {
+		ff := fmt.Sprintf("%s[%d]", field, i)
+		switch {
+		case f.Name == "":
+			return controlErrorf(ff+".name", "empty")
+		case f.Type == "":
+			return controlErrorf(ff+".type", "empty")
+		case f.Size == 0:
+			return controlErrorf(ff+".size", "0")
+		case uint64(f.Offset)+uint64(f.Size) > 1<<32-1:
+			return controlErrorf(ff+".offset", "%d + %d bytes overflows", f.Offset, f.Size)
+		}
+	}
+	return nil
+}
+
 func (m *Install) emptyLists() Control       { return m } // Data is never empty when valid
 func (m *Uninstall) emptyLists() Control     { return m }
 func (m *Register) emptyLists() Control      { return m }
@@ -286,6 +415,38 @@ func (m *StatsReply) emptyLists() Control {
 	return &StatsReply{Counters: msgpackshape.OrEmpty(m.Counters)}
 }
 
+func (m *DescribeRequest) emptyLists() Control { return m }
+
+func (m *DescribeReply) emptyLists() Control {
+	c := *m
+	c.Programs = make([]ProgramDesc, len(m.Programs))
+	for i, p := range m.Programs {
+		p.Handlers = append([]HandlerDesc{}, p.Handlers...)
+		for j := range p.Handlers {
+			p.Handlers[j].Args = msgpackshape.OrEmpty(p.Handlers[j].Args)
+			p.Handlers[j].Results = msgpackshape.OrEmpty(p.Handlers[j].Results)
+		}
+		c.Programs[i] = p
+	}
+	c.Regions = msgpackshape.OrEmpty(c.Regions)
+	return &c
+}
+
+func (m *DescribeRequest) normalize() {}
+
+func (m *DescribeReply) normalize() {
+	m.Programs = msgpackshape.OrNil(m.Programs)
+	m.Regions = msgpackshape.OrNil(m.Regions)
+	for i := range m.Programs {
+		p := &m.Programs[i]
+		p.Handlers = msgpackshape.OrNil(p.Handlers)
+		for j := range p.Handlers {
+			p.Handlers[j].Args = msgpackshape.OrNil(p.Handlers[j].Args)
+			p.Handlers[j].Results = msgpackshape.OrNil(p.Handlers[j].Results)
+		}
+	}
+}
+
 func (m *Install) normalize()       {}
 func (m *Uninstall) normalize()     {}
 func (m *Register) normalize()      {}
@@ -295,5 +456,6 @@ func (m *InstallReply) normalize()  { m.Handlers = msgpackshape.OrNil(m.Handlers
 func (m *StatsReply) normalize()    { m.Counters = msgpackshape.OrNil(m.Counters) }
 
 // maxControlDepth bounds the nesting of a control body: the deepest the
-// format has is body → list → element → value, 4 levels.
-const maxControlDepth = 6
+// format has is a describe reply's body → programs → program → handlers →
+// handler → args → field → value, 8 levels.
+const maxControlDepth = 10

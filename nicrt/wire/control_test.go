@@ -25,6 +25,13 @@ func controlSamples() []Control {
 		&StatsRequest{Prefix: "nic."},
 		&StatsReply{},
 		&StatsReply{Counters: []Counter{{"nic.drops.mac", 2}, {"nic.rx", 1 << 33}}},
+		&DescribeRequest{},
+		&DescribeRequest{Cursor: 3},
+		&DescribeReply{Node: 7},
+		&DescribeReply{Node: 7, Next: 2, Programs: []ProgramDesc{{Program: 3, Source: "kv.naam", Handlers: []HandlerDesc{
+			{Name: "get", ID: 16, Args: []Field{{"key", "u64", 0, 8}}, Results: []Field{{"len", "u32", 0, 4}, {"value", "[u8; 64]", 4, 64}}},
+			{Name: "nop", ID: 17},
+		}}}, Regions: []RegionDesc{{Name: "table", Region: 1, Key: 1 << 60, Size: 4096, Writable: true, Placement: PlacementNICMem}}},
 	}
 }
 
@@ -50,7 +57,7 @@ func TestControlRoundTrip(t *testing.T) {
 			t.Errorf("AppendControl after a prefix: %q, %v", prefixed, err)
 		}
 		switch m.(type) {
-		case *Install, *Uninstall, *Register, *StatsRequest:
+		case *Install, *Uninstall, *Register, *StatsRequest, *DescribeRequest:
 			parsed, err := ParseControl(m.Op(), b)
 			if err != nil || !reflect.DeepEqual(parsed, m) {
 				t.Errorf("ParseControl(%v): %#v, %v", m.Op(), parsed, err)
@@ -125,7 +132,7 @@ func TestControlErrors(t *testing.T) {
 		{"trailing data", OpStats, append(enc(map[string]any{}), 0), "stats", "1 bytes of trailing data"},
 		{"huge map", OpStats, []byte{0xdf, 0xff, 0xff, 0xff, 0xff}, "stats", "elements claimed"},
 		{"huge string", OpRegister, []byte{0x81, 0xa4, 'n', 'a', 'm', 'e', 0xdb, 0xff, 0xff, 0xff, 0xff}, "register", "runs past the end"},
-		{"too deep", OpStats, []byte{0x91, 0x91, 0x91, 0x91, 0x91, 0x91, 0x90}, "stats", "nested deeper"},
+		{"too deep", OpStats, []byte{0x91, 0x91, 0x91, 0x91, 0x91, 0x91, 0x91, 0x91, 0x91, 0x91, 0x90}, "stats", "nested deeper"},
 		{"unknown key", OpStats, enc(map[string]any{"prefix": "", "extra": 1}), "stats", "unknown field"},
 		{"wrong type", OpUninstall, enc(map[string]any{"program": "x"}), "uninstall", "malformed msgpack"},
 		{"install total 0", OpInstall, enc(map[string]any{"total": 0, "data": []byte{1}}), "install.total", "0 is outside 1…16777216"},

@@ -70,7 +70,7 @@ func FuzzControl(f *testing.F) {
 	f.Add([]byte{0x94, 0xa1, 't', 0x01, 0xc2, 0xa4, 'h', 'o', 's', 't'})
 	f.Add([]byte{0xc0})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, m := range []Control{new(Install), new(InstallReply), new(Uninstall), new(Register), new(RegisterReply), new(StatsRequest), new(StatsReply)} {
+		for _, m := range []Control{new(Install), new(InstallReply), new(Uninstall), new(Register), new(RegisterReply), new(StatsRequest), new(StatsReply), new(DescribeRequest), new(DescribeReply)} {
 			if UnmarshalControl(b, m) != nil {
 				continue
 			}
@@ -89,7 +89,7 @@ func FuzzControl(f *testing.F) {
 				t.Fatalf("%T: canonical form not stable: %x then %x", m, canonical, again)
 			}
 		}
-		for op := Op(0); op <= OpStats+1; op++ {
+		for op := Op(0); op <= maxOp+1; op++ {
 			_, _ = ParseControl(op, b)
 		}
 	})

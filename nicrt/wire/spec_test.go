@@ -40,7 +40,7 @@ func TestSpecTables(t *testing.T) {
 	for i, name := range flagNames {
 		rows = append(rows, fmt.Sprintf("| %d | `%s` |", i, name))
 	}
-	for op := OpInstall; op <= OpStats; op++ {
+	for op := OpInstall; op <= maxOp; op++ {
 		rows = append(rows, fmt.Sprintf("| %d | `%v` |", op, op))
 	}
 	for _, row := range rows {
