@@ -163,7 +163,9 @@ func (c *core) run(t *task) {
 	c.account(h, &r, k)
 	c.ctr.requestBytes.Add(uint64(len(t.msg.Payload)))
 	c.ctr.replyBytes.Add(uint64(len(r.Data)))
-	c.ctr.busyNanos.Add(uint64(time.Since(start)))
+	d := time.Since(start)
+	c.ctr.busyNanos.Add(uint64(d))
+	h.ctr.runTimes.observe(d)
 	t.done(r)
 	if h.prog != nil {
 		h.prog.release()

@@ -157,6 +157,7 @@ type handlerCounters struct {
 	errors    atomic.Uint64
 	forwarded atomic.Uint64
 	faults    atomic.Uint64
+	runTimes  runTimes
 }
 
 func (h *handler) info() HandlerInfo {

@@ -83,6 +83,9 @@ type HandlerStats struct {
 	Insns    uint64
 
 	Replies, Errors, Forwarded, Faults uint64
+
+	// RunTimes is the histogram of the runs' durations on their cores.
+	RunTimes RunTimes
 }
 
 // Stats is a snapshot of every counter. Counters only grow; fields read at
@@ -164,6 +167,7 @@ func (h *handler) stats() HandlerStats {
 		Errors:      h.ctr.errors.Load(),
 		Forwarded:   h.ctr.forwarded.Load(),
 		Faults:      h.ctr.faults.Load(),
+		RunTimes:    h.ctr.runTimes.snapshot(),
 	}
 	for i := range hs.Placed {
 		hs.Placed[i] = h.ctr.placed[i].Load()
