@@ -1,0 +1,43 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/naam-project/naam/nicrt"
+)
+
+// Errors of calls. They match with errors.Is.
+var (
+	// ErrTimeout: no reply after the runtime's retries. The request may
+	// or may not have run.
+	ErrTimeout = nicrt.ErrTimeout
+	// ErrRejected: the peer refused the request without running it
+	// (wrong tenant or key, overloaded, a verb's failed checks, …).
+	ErrRejected = nicrt.ErrRejected
+	// ErrFault: the handler ran and faulted.
+	ErrFault = nicrt.ErrFault
+	// ErrNoHandler: the peer has no handler of that name, or the id the
+	// caller used is no longer installed.
+	ErrNoHandler = errors.New("host: no such handler")
+	// ErrNoRegion: the peer has no region of that name for the tenant.
+	ErrNoRegion = errors.New("host: no such region")
+	// ErrLayout: a Go value does not match a handler's layout.
+	ErrLayout = errors.New("host: value does not match the layout")
+	// ErrPeerDown: membership declared the peer dead or gone.
+	ErrPeerDown = errors.New("host: peer is down")
+	// ErrClosed: the node or peer was closed.
+	ErrClosed = nicrt.ErrClosed
+)
+
+// HandlerError is a handler's own error: it failed with Code (r0 = -Code).
+type HandlerError = nicrt.HandlerError
+
+// callError adds the handler's name to err and makes a remote "unknown
+// handler" match ErrNoHandler too.
+func callError(h *Handler, err error) error {
+	if errors.Is(err, nicrt.ErrUnknownHandler) {
+		return fmt.Errorf("host: call %s: %w (%w)", h, ErrNoHandler, err)
+	}
+	return fmt.Errorf("host: call %s: %w", h, err)
+}

@@ -1,0 +1,261 @@
+package host
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Member is a node of the cluster as membership sees it.
+type Member struct {
+	Name     string
+	ID       uint32         // node id on the wire
+	Addr     netip.AddrPort // where its active messages go
+	Gossip   string         // its membership address
+	Programs []string       // source names of its installed programs
+	State    string         // alive, suspect, dead or left
+}
+
+// meta is what a node gossips about itself: memberlist's node metadata,
+// msgpack, at most memberlist.MetaMaxSize bytes.
+type meta struct {
+	ID       uint32   `msgpack:"id"`
+	Addr     string   `msgpack:"addr"`
+	Programs []string `msgpack:"programs"`
+	More     int      `msgpack:"more"` // programs left out to fit
+}
+
+type metaState struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (n *Node) encodeMeta() []byte {
+	m := meta{ID: n.cfg.ID, Addr: n.addr.String()}
+	seen := map[string]bool{}
+	for _, p := range n.nic.Programs(uint64(n.tenant)) {
+		name := programName(p.Source)
+		if !seen[name] {
+			seen[name] = true
+			m.Programs = append(m.Programs, name)
+		}
+	}
+	sort.Strings(m.Programs)
+	for {
+		b, err := msgpack.Marshal(&m)
+		if err == nil && len(b) <= memberlist.MetaMaxSize {
+			return b
+		}
+		if len(m.Programs) == 0 { // cannot happen: id and address fit
+			return nil
+		}
+		m.Programs = m.Programs[:len(m.Programs)-1]
+		m.More++
+	}
+}
+
+func decodeMeta(b []byte) (meta, error) {
+	var m meta
+	if err := msgpack.Unmarshal(b, &m); err != nil {
+		return meta{}, fmt.Errorf("host: member metadata: %w", err)
+	}
+	return m, nil
+}
+
+// updateMeta gossips the node's programs after an install or uninstall.
+func (n *Node) updateMeta() {
+	if n.ml == nil {
+		return
+	}
+	n.meta.mu.Lock()
+	n.meta.b = n.encodeMeta()
+	n.meta.mu.Unlock()
+	if err := n.ml.UpdateNode(2 * time.Second); err != nil {
+		n.log.Warn("gossiping the node's programs", "err", err)
+	}
+}
+
+// delegate gives memberlist the node's metadata; events hears of members
+// joining and leaving.
+type delegate struct{ n *Node }
+
+func (d delegate) NodeMeta(limit int) []byte {
+	d.n.meta.mu.Lock()
+	defer d.n.meta.mu.Unlock()
+	if len(d.n.meta.b) > limit {
+		return nil
+	}
+	return d.n.meta.b
+}
+func (delegate) NotifyMsg([]byte)                           {}
+func (delegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
+func (delegate) LocalState(join bool) []byte                { return nil }
+func (delegate) MergeRemoteState(buf []byte, join bool)     {}
+
+type events struct{ n *Node }
+
+func (e events) NotifyJoin(m *memberlist.Node) {
+	e.n.log.Info("member joined", "member", m.Name, "gossip", m.Address())
+}
+
+func (e events) NotifyUpdate(m *memberlist.Node) {
+	e.n.log.Debug("member updated", "member", m.Name)
+}
+
+// NotifyLeave takes the member's peer down: its calls in flight end with
+// ErrPeerDown now rather than at their timeout, and the next Dial makes a
+// new peer (the node may come back).
+func (e events) NotifyLeave(m *memberlist.Node) {
+	e.n.log.Warn("member left or failed", "member", m.Name, "gossip", m.Address())
+	md, err := decodeMeta(m.Meta)
+	if err != nil {
+		return
+	}
+	ap, err := netip.ParseAddrPort(md.Addr)
+	if err != nil {
+		return
+	}
+	n := e.n
+	n.mu.Lock()
+	p := n.peers[ap]
+	if p != nil {
+		delete(n.peers, ap)
+	}
+	n.mu.Unlock()
+	if p != nil {
+		go p.markDown() // not on memberlist's goroutine: closing waits
+	}
+}
+
+func (n *Node) startMembership(secret []byte) error {
+	gossip := n.cfg.Gossip
+	if gossip == "" {
+		gossip = "127.0.0.1:0"
+	}
+	host, portS, err := net.SplitHostPort(gossip)
+	if err != nil {
+		return fmt.Errorf("host: gossip address %q: %w", gossip, err)
+	}
+	port, err := strconv.Atoi(portS)
+	if err != nil {
+		return fmt.Errorf("host: gossip address %q: bad port", gossip)
+	}
+	n.meta = &metaState{}
+	n.meta.b = n.encodeMeta()
+	mc := memberlist.DefaultLocalConfig()
+	mc.Name = n.cfg.Name
+	mc.BindAddr, mc.BindPort = host, port
+	mc.AdvertisePort = port
+	mc.SecretKey = gossipKey(secret)
+	mc.Delegate = delegate{n}
+	mc.Events = events{n}
+	mc.Logger = slog.NewLogLogger(n.log.Handler(), slog.LevelDebug)
+	ml, err := memberlist.Create(mc)
+	if err != nil {
+		return fmt.Errorf("host: membership on %s: %w", gossip, err)
+	}
+	n.ml = ml
+	if len(n.cfg.Join) > 0 {
+		joined, err := ml.Join(n.cfg.Join)
+		if joined == 0 {
+			ml.Shutdown()
+			n.ml = nil
+			return fmt.Errorf("host: join %v: %w", n.cfg.Join, err)
+		}
+		n.log.Info("joined the cluster", "seeds", n.cfg.Join, "reached", joined)
+	}
+	return nil
+}
+
+func (n *Node) stopMembership() error {
+	if err := n.ml.Leave(time.Second); err != nil {
+		n.log.Warn("leaving the cluster", "err", err)
+	}
+	return n.ml.Shutdown()
+}
+
+// GossipAddr is the address membership listens on ("" without
+// membership): what other nodes Join.
+func (n *Node) GossipAddr() string {
+	if n.ml == nil {
+		return ""
+	}
+	ln := n.ml.LocalNode()
+	return net.JoinHostPort(ln.Addr.String(), strconv.Itoa(int(ln.Port)))
+}
+
+// Members lists the cluster's members that are alive or suspected, this
+// node among them, by name. Without membership it is this node alone.
+func (n *Node) Members() []Member {
+	if n.ml == nil {
+		return []Member{{Name: n.cfg.Name, ID: n.cfg.ID, Addr: n.addr, State: "alive", Programs: n.programNames()}}
+	}
+	var out []Member
+	for _, m := range n.ml.Members() {
+		mb := Member{Name: m.Name, Gossip: m.Address(), State: stateName(m.State)}
+		if md, err := decodeMeta(m.Meta); err == nil {
+			mb.ID, mb.Programs = md.ID, md.Programs
+			mb.Addr, _ = netip.ParseAddrPort(md.Addr)
+		}
+		out = append(out, mb)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (n *Node) programNames() []string {
+	md, _ := decodeMeta(n.encodeMeta())
+	return md.Programs
+}
+
+func stateName(s memberlist.NodeStateType) string {
+	switch s {
+	case memberlist.StateAlive:
+		return "alive"
+	case memberlist.StateSuspect:
+		return "suspect"
+	case memberlist.StateDead:
+		return "dead"
+	case memberlist.StateLeft:
+		return "left"
+	}
+	return "unknown"
+}
+
+// Peer returns the peer called name: a member of the cluster, or, for a
+// name that is an address ("127.0.0.1:7000"), the node there.
+func (n *Node) Peer(ctx context.Context, name string) (*Peer, error) {
+	for _, m := range n.Members() {
+		if m.Name == name {
+			if !m.Addr.IsValid() {
+				return nil, fmt.Errorf("host: member %q gossips no address", name)
+			}
+			return n.dial(ctx, m.Addr)
+		}
+	}
+	if ap, err := netip.ParseAddrPort(name); err == nil {
+		return n.dial(ctx, ap)
+	}
+	return nil, fmt.Errorf("host: no member called %q: %w", name, errNoMember)
+}
+
+var errNoMember = errors.New("not in the cluster")
+
+// randomID is a random non-zero node id for callers without a node.
+func randomID() uint32 {
+	var b [4]byte
+	crand.Read(b[:])
+	return binary.LittleEndian.Uint32(b[:])
+}

@@ -1,0 +1,147 @@
+package host
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/naam-project/naam/nicrt"
+)
+
+// collector exports a node's counters to Prometheus, read from the NIC and
+// the server at each scrape (nothing is counted twice).
+type collector struct {
+	n *Node
+
+	queued, queueCap, busy, runs, insns, placed *prometheus.Desc
+	hRuns, hOutcome, hRejected, hTime, hPlaced  *prometheus.Desc
+	dropped, rejected, server, dma, cycles      *prometheus.Desc
+	members                                     *prometheus.Desc
+}
+
+func newCollector(n *Node) *collector {
+	core := []string{"core", "kind"}
+	h := []string{"handler", "name", "program"}
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc("naam_"+name, help, labels, prometheus.Labels{"node": n.cfg.Name})
+	}
+	return &collector{
+		n:         n,
+		queued:    d("core_queue_depth", "Messages waiting in a core's rx queue now.", core...),
+		queueCap:  d("core_queue_capacity", "A core's rx queue capacity.", core...),
+		busy:      d("core_busy_seconds_total", "Time a core spent running handlers and verbs.", core...),
+		runs:      d("core_runs_total", "Handler and verb runs on a core.", core...),
+		insns:     d("core_instructions_total", "eBPF instructions a core executed.", core...),
+		placed:    d("placements_total", "Placement decisions: where messages were sent to run.", "placement"),
+		hRuns:     d("handler_runs_total", "Runs of a handler or verb.", h...),
+		hOutcome:  d("handler_outcomes_total", "Ends of a handler's runs by outcome.", append(h, "outcome")...),
+		hRejected: d("handler_rejected_total", "Messages for a handler refused before running (foreign tenant, overloaded, failed verb checks).", h...),
+		hTime:     d("handler_run_seconds", "How long a handler's runs took on their core.", h...),
+		hPlaced:   d("handler_placements_total", "Placement decisions for a handler.", append(h, "placement")...),
+		dropped:   d("dropped_total", "Datagrams the server dropped, by reason.", "reason"),
+		rejected:  d("rejected_total", "Messages the NIC refused, by reason.", "reason"),
+		server:    d("server_packets_total", "Server traffic by kind (rx, tx, requests, replies, retransmitted, cache hits, ...).", "kind"),
+		dma:       d("dma_bytes_total", "Modelled PCIe DMA bytes.", "side"),
+		cycles:    d("nic_cycles_total", "Modelled NIC core cycles.", "side"),
+		members:   d("cluster_members", "Members of the cluster alive or suspected, as this node sees them."),
+	}
+}
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.queued, c.queueCap, c.busy, c.runs, c.insns, c.placed, c.hRuns, c.hOutcome,
+		c.hRejected, c.hTime, c.hPlaced, c.dropped, c.rejected, c.server, c.dma, c.cycles, c.members} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	st := c.n.nic.Stats()
+	counter := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	for _, k := range st.Cores {
+		id, kind := strconv.Itoa(k.ID), "nic"
+		if k.Host {
+			kind = "host"
+		}
+		gauge(c.queued, float64(k.Queued), id, kind)
+		gauge(c.queueCap, float64(k.QueueDepth), id, kind)
+		counter(c.busy, float64(k.BusyNanos)/1e9, id, kind)
+		counter(c.runs, float64(k.Runs), id, kind)
+		counter(c.insns, float64(k.Insns), id, kind)
+	}
+	for i, v := range st.Placed() {
+		counter(c.placed, float64(v), metricLabel(nicrt.Placement(i).String()))
+	}
+	programs := map[uint32]string{}
+	for _, p := range c.n.nic.Programs(uint64(c.n.tenant)) {
+		for _, h := range p.Handlers() {
+			programs[h.ID] = programName(p.Source)
+		}
+	}
+	for _, h := range st.Handlers {
+		program := programs[h.ID]
+		labels := []string{strconv.FormatUint(uint64(h.ID), 10), h.Name, program}
+		counter(c.hRuns, float64(h.Runs), labels...)
+		for _, o := range []struct {
+			name string
+			v    uint64
+		}{{"reply", h.Replies}, {"error", h.Errors}, {"forwarded", h.Forwarded}, {"fault", h.Faults}} {
+			counter(c.hOutcome, float64(o.v), append(labels, o.name)...)
+		}
+		counter(c.hRejected, float64(h.Rejected), labels...)
+		for i, v := range h.Placed {
+			if v != 0 {
+				counter(c.hPlaced, float64(v), append(labels, metricLabel(nicrt.Placement(i).String()))...)
+			}
+		}
+		buckets := map[float64]uint64{}
+		cum := uint64(0)
+		for i, v := range h.RunTimes.Counts {
+			cum += v
+			if b := nicrt.LatencyBound(i); b > 0 {
+				buckets[b.Seconds()] = cum
+			}
+		}
+		ch <- prometheus.MustNewConstHistogram(c.hTime, cum, h.RunTimes.Sum.Seconds(), buckets, labels...)
+	}
+	for _, k := range c.n.srv.Stats().Counters() {
+		switch {
+		case strings.HasPrefix(k.Name, "server.drop."):
+			counter(c.dropped, float64(k.Value), strings.TrimPrefix(k.Name, "server.drop."))
+		case k.Name == "server.peers":
+		default:
+			counter(c.server, float64(k.Value), strings.TrimPrefix(k.Name, "server."))
+		}
+	}
+	for s, v := range st.Rejected {
+		if nicrt.Status(s).Rejected() {
+			counter(c.rejected, float64(v), metricLabel(nicrt.Status(s).String()))
+		}
+	}
+	counter(c.dma, float64(st.NIC.DMABytes), "nic")
+	counter(c.dma, float64(st.Host.DMABytes), "host")
+	counter(c.cycles, float64(st.NIC.Cycles), "nic")
+	counter(c.cycles, float64(st.Host.Cycles), "host")
+	gauge(c.members, float64(len(c.n.Members())))
+}
+
+func metricLabel(s string) string {
+	return strings.NewReplacer(" ", "_", "-", "_").Replace(s)
+}
+
+// MetricsHandler serves the node's metrics in the Prometheus text format:
+// queue depths, per-core busy time, per-handler counts and run-time
+// histograms, placement decisions, drops by reason, plus the Go runtime's.
+func (n *Node) MetricsHandler() http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(newCollector(n), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}

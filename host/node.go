@@ -1,0 +1,400 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"log/slog"
+	"net/netip"
+	"sync"
+
+	"github.com/hashicorp/memberlist"
+
+	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/transport"
+	"github.com/naam-project/naam/nicrt/wire"
+)
+
+// Config configures a Node. The zero Config is a node on 127.0.0.1 with
+// a kernel-chosen port, tenant 1 and the development key, alone.
+type Config struct {
+	// Name names the node in the cluster; default "naam-" and the address
+	// it listens on.
+	Name string
+	// Listen is the UDP address active messages arrive on; default
+	// "127.0.0.1:0" (port 0: the kernel picks one; Node.Addr tells).
+	Listen string
+	// ID is the node id on the wire; 0 derives it from Name (FNV-1a).
+	// Ids must be unique in a cluster.
+	ID uint32
+	// Tenant is the tenant this node's regions, programs and calls belong
+	// to; default 1.
+	Tenant uint32
+	// Secret is the tenant's MAC key, shared by the cluster, at least 16
+	// bytes (32 random bytes recommended). Empty means DevSecret, which is
+	// public: fine on loopback, never on a network.
+	Secret []byte
+	// Queues is the number of rx queues (SO_REUSEPORT sockets); default 1.
+	Queues int
+	// NIC configures the modelled NIC (nicrt.Config; zero fields take its
+	// defaults).
+	NIC nicrt.Config
+	// Client tunes the calls to peers (timeouts, tries, outstanding
+	// requests); Node, Server and Keys are set by the node.
+	Client nicrt.ClientConfig
+
+	// Gossip is the address membership listens on (TCP and UDP), e.g.
+	// "127.0.0.1:0". Empty with no Join: no membership, peers are dialed
+	// by address.
+	Gossip string
+	// Join lists gossip addresses of cluster members to join through.
+	Join []string
+
+	// Logger receives structured logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// DevSecret is the key a Config without a Secret uses. It is in the
+// source: anyone can forge its packets.
+var DevSecret = []byte("naam development key: do not use on a network")
+
+// Node is one machine's NAAM runtime: its NIC, the server answering
+// active messages, its regions and programs, and its peers.
+type Node struct {
+	cfg    Config
+	log    *slog.Logger
+	nic    *nicrt.NIC
+	srv    *nicrt.Server
+	addr   netip.AddrPort
+	keys   wire.KeyMap
+	tenant uint32
+
+	mu      sync.Mutex
+	peers   map[netip.AddrPort]*Peer
+	dialing map[netip.AddrPort]*dialWait
+	closed  bool
+
+	ml     *memberlist.Memberlist
+	meta   *metaState
+	closeO sync.Once
+	cerr   error
+}
+
+type dialWait struct {
+	done chan struct{}
+	p    *Peer
+	err  error
+}
+
+// Start starts a node: its NIC, its rx queues on Listen and, when asked,
+// membership.
+func Start(cfg Config) (*Node, error) {
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
+	if cfg.Tenant == 0 {
+		cfg.Tenant = 1
+	}
+	if cfg.Queues == 0 {
+		cfg.Queues = 1
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	secret := cfg.Secret
+	if len(secret) == 0 {
+		secret = DevSecret
+		log.Warn("using the development key: packets can be forged by anyone who has the source", "tenant", cfg.Tenant)
+	}
+	key, err := wire.NewKey(secret)
+	if err != nil {
+		return nil, fmt.Errorf("host: secret: %w", err)
+	}
+	listen, err := netip.ParseAddrPort(cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("host: listen address %q: %w", cfg.Listen, err)
+	}
+	nic, err := nicrt.New(cfg.NIC)
+	if err != nil {
+		return nil, fmt.Errorf("host: %w", err)
+	}
+	conns, err := transport.ListenUDPQueues(transport.UDPConfig{Addr: listen}, cfg.Queues)
+	if err != nil {
+		nic.Close()
+		return nil, fmt.Errorf("host: listen on %v: %w", listen, err)
+	}
+	addr := conns[0].LocalAddr()
+	if cfg.Name == "" {
+		cfg.Name = "naam-" + addr.String()
+	}
+	if cfg.ID == 0 {
+		cfg.ID = NodeID(cfg.Name)
+	}
+	n := &Node{
+		cfg: cfg, log: log.With("node", cfg.Name), nic: nic, addr: addr,
+		keys: wire.KeyMap{cfg.Tenant: key}, tenant: cfg.Tenant,
+		peers: map[netip.AddrPort]*Peer{}, dialing: map[netip.AddrPort]*dialWait{},
+	}
+	tconns := make([]transport.Conn, len(conns))
+	for i, c := range conns {
+		tconns[i] = c
+	}
+	n.srv, err = nicrt.Serve(nic, tconns, nicrt.ServerConfig{Node: cfg.ID, Keys: n.keys})
+	if err != nil {
+		for _, c := range conns {
+			c.Close()
+		}
+		nic.Close()
+		return nil, fmt.Errorf("host: %w", err)
+	}
+	if cfg.Gossip != "" || len(cfg.Join) > 0 {
+		if err := n.startMembership(secret); err != nil {
+			n.srv.Close()
+			nic.Close()
+			return nil, err
+		}
+	}
+	n.log.Info("node started", "addr", addr.String(), "id", cfg.ID, "tenant", cfg.Tenant, "queues", cfg.Queues, "gossip", n.GossipAddr())
+	return n, nil
+}
+
+// NodeID derives a node id from a name: FNV-1a, never 0.
+func NodeID(name string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	if id := h.Sum32(); id != 0 {
+		return id
+	}
+	return 1
+}
+
+// gossipKey derives memberlist's AES key from the tenant secret, so that
+// only holders of the secret can join or read the gossip.
+func gossipKey(secret []byte) []byte {
+	sum := sha256.Sum256(append([]byte("naam memberlist\x00"), secret...))
+	return sum[:]
+}
+
+// Name is the node's name in the cluster.
+func (n *Node) Name() string { return n.cfg.Name }
+
+// ID is the node's id on the wire.
+func (n *Node) ID() uint32 { return n.cfg.ID }
+
+// Addr is the UDP address active messages reach the node at.
+func (n *Node) Addr() netip.AddrPort { return n.addr }
+
+// Tenant is the tenant the node acts for.
+func (n *Node) Tenant() uint32 { return n.tenant }
+
+// NIC is the node's modelled NIC, for its counters and configuration.
+func (n *Node) NIC() *nicrt.NIC { return n.nic }
+
+// Server is the node's network side, for its counters.
+func (n *Node) Server() *nicrt.Server { return n.srv }
+
+// RegionOptions are a region's rights and placement (nicrt.RegionOptions).
+type RegionOptions = nicrt.RegionOptions
+
+// Region is memory the node registered: the application reads and writes
+// its bytes directly, handlers through their objects' regions, peers
+// through the RDMA verbs. Concurrent access is the application's to
+// coordinate, as with RDMA; the verbs' CAS and FETCH-ADD and the VM's
+// atomics are real atomics on the same memory.
+type Region struct {
+	r *nicrt.Region
+}
+
+// Bytes is the region's memory, 8-byte aligned.
+func (r *Region) Bytes() []byte { return r.r.Bytes() }
+
+// Name is the name objects link the region by.
+func (r *Region) Name() string { return r.r.Name }
+
+// Size is the region's size in bytes.
+func (r *Region) Size() uint64 { return r.r.Size() }
+
+// Register allocates a zeroed region of size bytes called name for the
+// node's tenant.
+func (n *Node) Register(name string, size uint64, opts RegionOptions) (*Region, error) {
+	r, err := n.nic.Register(uint64(n.tenant), name, size, opts)
+	if err != nil {
+		return nil, fmt.Errorf("host: register %q: %w", name, err)
+	}
+	n.log.Info("region registered", "region", name, "size", size, "writable", opts.Writable, "nicmem", opts.NICMem)
+	return &Region{r}, nil
+}
+
+// Program is an installed program.
+type Program struct {
+	p *nicrt.Program
+}
+
+// Handlers lists the program's handlers with their ids on this node.
+func (p *Program) Handlers() []nicrt.HandlerInfo { return p.p.Handlers() }
+
+// Source is the program's source file name.
+func (p *Program) Source() string { return p.p.Source }
+
+// Install verifies obj and makes its handlers callable, linking its
+// regions to the node's by name (register them first).
+func (n *Node) Install(obj *bytecode.Object) (*Program, error) {
+	p, err := n.nic.Install(uint64(n.tenant), obj)
+	if err != nil {
+		return nil, fmt.Errorf("host: install %s: %w", obj.Source, err)
+	}
+	n.log.Info("program installed", "source", obj.Source, "program", p.ID, "handlers", len(obj.Handlers), "max_insns", p.Report.MaxInsns)
+	n.updateMeta()
+	return &Program{p}, nil
+}
+
+// Uninstall removes p once its requests in flight are done.
+func (n *Node) Uninstall(p *Program) error {
+	if err := n.nic.Uninstall(p.p); err != nil {
+		return fmt.Errorf("host: uninstall: %w", err)
+	}
+	n.updateMeta()
+	return nil
+}
+
+// Load reads an object file (.nobj, from naamc build).
+func Load(r io.Reader) (*bytecode.Object, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := bytecode.UnmarshalObject(b)
+	if err != nil {
+		return nil, fmt.Errorf("host: load: %w", err)
+	}
+	return obj, nil
+}
+
+// Dial returns the peer at addr ("127.0.0.1:7000"), asking it what it
+// has. One Peer per address is kept and shared: calls to one node from
+// this node go through one client, so request ids never collide.
+func (n *Node) Dial(ctx context.Context, addr string) (*Peer, error) {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("host: dial %q: %w", addr, err)
+	}
+	return n.dial(ctx, ap)
+}
+
+func (n *Node) dial(ctx context.Context, ap netip.AddrPort) (*Peer, error) {
+	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	for {
+		n.mu.Lock()
+		if n.closed {
+			n.mu.Unlock()
+			return nil, fmt.Errorf("host: dial %v: %w", ap, ErrClosed)
+		}
+		if p := n.peers[ap]; p != nil {
+			n.mu.Unlock()
+			return p, nil
+		}
+		if w := n.dialing[ap]; w != nil {
+			n.mu.Unlock()
+			select {
+			case <-w.done:
+				if w.err != nil {
+					return nil, w.err
+				}
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		w := &dialWait{done: make(chan struct{})}
+		n.dialing[ap] = w
+		n.mu.Unlock()
+
+		p, err := dialPeer(ctx, ap, dialConfig{self: n.cfg.ID, tenant: n.tenant, keys: n.keys, client: n.cfg.Client})
+		n.mu.Lock()
+		delete(n.dialing, ap)
+		if err == nil {
+			if n.closed {
+				err = fmt.Errorf("host: dial %v: %w", ap, ErrClosed)
+				p.Close()
+			} else {
+				n.peers[ap] = p
+				p.onDone = n.forget
+			}
+		}
+		w.p, w.err = p, err
+		close(w.done)
+		n.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		n.log.Debug("peer dialed", "peer", ap.String(), "peer_id", p.node)
+		return p, nil
+	}
+}
+
+// forget drops a closed peer from the cache, so the next Dial makes a new
+// one.
+func (n *Node) forget(p *Peer) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.peers[p.addr] == p {
+		delete(n.peers, p.addr)
+	}
+}
+
+// Close shuts the node down gracefully: it leaves the cluster, stops
+// taking requests, lets the ones accepted finish and answers them, closes
+// its peers and stops the NIC.
+func (n *Node) Close() error {
+	n.closeO.Do(func() {
+		n.mu.Lock()
+		n.closed = true
+		peers := make([]*Peer, 0, len(n.peers))
+		for _, p := range n.peers {
+			peers = append(peers, p)
+		}
+		n.mu.Unlock()
+		var errs []error
+		if n.ml != nil {
+			errs = append(errs, n.stopMembership())
+		}
+		errs = append(errs, n.srv.Close())
+		for _, p := range peers {
+			p.closed.Store(true)
+			errs = append(errs, p.cl.Close())
+		}
+		errs = append(errs, n.nic.Close())
+		n.cerr = errors.Join(errs...)
+		n.log.Info("node stopped")
+	})
+	return n.cerr
+}
+
+// Dial connects to the node at addr without running a node of one's own,
+// as a tool does (`naam call`): node is the caller's id on the wire (0:
+// random), secret the tenant's key (empty: DevSecret).
+func Dial(ctx context.Context, addr string, tenant uint32, secret []byte, node uint32) (*Peer, error) {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("host: dial %q: %w", addr, err)
+	}
+	if tenant == 0 {
+		tenant = 1
+	}
+	if len(secret) == 0 {
+		secret = DevSecret
+	}
+	key, err := wire.NewKey(secret)
+	if err != nil {
+		return nil, fmt.Errorf("host: secret: %w", err)
+	}
+	for node == 0 {
+		node = randomID()
+	}
+	return dialPeer(ctx, ap, dialConfig{self: node, tenant: tenant, keys: wire.KeyMap{tenant: key}})
+}

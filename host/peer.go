@@ -1,0 +1,498 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/transport"
+	"github.com/naam-project/naam/nicrt/wire"
+)
+
+// Peer is a node this process calls: its handlers by name, its regions by
+// name, and a runtime client (retransmission, credits) to it. A Peer is
+// safe for concurrent use.
+type Peer struct {
+	addr   netip.AddrPort
+	tenant uint32
+	cl     *nicrt.Client
+	node   uint32 // the peer's node id
+
+	mu       sync.RWMutex
+	handlers map[string]*Handler // by name and by program.name; nil: ambiguous
+	all      []*Handler
+	regions  map[string]wire.RegionDesc
+	refresh  sync.Mutex // one describe at a time
+
+	down   atomic.Bool
+	closed atomic.Bool
+	bufs   sync.Pool // *[]byte: payload then reply
+	onDone func(*Peer)
+}
+
+// Counter is one of a node's counters, by name (spec/nic.md, Stats).
+type Counter = wire.Counter
+
+// dialConfig is what dialing a peer needs from the caller.
+type dialConfig struct {
+	self   uint32 // the caller's node id (src of its requests)
+	tenant uint32
+	keys   wire.Keys
+	client nicrt.ClientConfig
+}
+
+// localFor is the address a socket to remote binds: loopback for a
+// loopback peer, the unspecified address of its family otherwise.
+func localFor(remote netip.AddrPort) transport.Addr {
+	a := remote.Addr().Unmap()
+	switch {
+	case a.IsLoopback() && a.Is4():
+		return netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), 0)
+	case a.IsLoopback():
+		return netip.AddrPortFrom(netip.IPv6Loopback(), 0)
+	case a.Is4():
+		return netip.AddrPortFrom(netip.IPv4Unspecified(), 0)
+	}
+	return netip.AddrPortFrom(netip.IPv6Unspecified(), 0)
+}
+
+// dialPeer asks the node at addr to describe itself (with dst 0: the
+// caller does not know its id yet), then opens the client calls go
+// through.
+func dialPeer(ctx context.Context, addr netip.AddrPort, cfg dialConfig) (*Peer, error) {
+	addr = netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port())
+	open := func(server uint32) (*nicrt.Client, error) {
+		conn, err := transport.ListenUDP(transport.UDPConfig{Addr: localFor(addr)})
+		if err != nil {
+			return nil, err
+		}
+		ccfg := cfg.client
+		ccfg.Node, ccfg.Server, ccfg.Keys = cfg.self, server, cfg.keys
+		cl, err := nicrt.Dial(conn, addr, ccfg)
+		if err != nil {
+			conn.Close()
+			return nil, err
+		}
+		return cl, nil
+	}
+	probe, err := open(0)
+	if err != nil {
+		return nil, fmt.Errorf("host: dial %v: %w", addr, err)
+	}
+	d, err := probe.Describe(ctx, cfg.tenant)
+	probe.Close()
+	if err != nil {
+		if errors.Is(err, ErrTimeout) {
+			return nil, fmt.Errorf("host: dial %v: no answer (is a node listening there, with this tenant's key?): %w", addr, err)
+		}
+		return nil, fmt.Errorf("host: dial %v: %w", addr, err)
+	}
+	cl, err := open(d.Node)
+	if err != nil {
+		return nil, fmt.Errorf("host: dial %v: %w", addr, err)
+	}
+	p := &Peer{addr: addr, tenant: cfg.tenant, cl: cl, node: d.Node}
+	p.bufs.New = func() any {
+		b := make([]byte, 0, 2*(wire.HeaderSize+wire.MaxPayload))
+		return &b
+	}
+	if err := p.load(d); err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("host: dial %v: %w", addr, err)
+	}
+	return p, nil
+}
+
+// load replaces what the peer knows of the node's programs and regions.
+func (p *Peer) load(d nicrt.Description) error {
+	handlers := map[string]*Handler{}
+	var all []*Handler
+	for _, prog := range d.Programs {
+		for _, hd := range prog.Handlers {
+			h, err := newHandler(prog.Source, hd.Name, hd.ID, fieldsOf(hd.Args), fieldsOf(hd.Results))
+			if err != nil {
+				return err
+			}
+			all = append(all, h)
+			for _, key := range []string{h.Name, h.String()} {
+				if old, dup := handlers[key]; dup && old != h {
+					handlers[key] = nil // ambiguous
+				} else {
+					handlers[key] = h
+				}
+			}
+		}
+	}
+	regions := map[string]wire.RegionDesc{}
+	for _, r := range d.Regions {
+		regions[r.Name] = r
+	}
+	p.mu.Lock()
+	p.handlers, p.all, p.regions = handlers, all, regions
+	p.mu.Unlock()
+	return nil
+}
+
+func fieldsOf(fs []wire.Field) []bytecode.Field {
+	out := make([]bytecode.Field, len(fs))
+	for i, f := range fs {
+		out[i] = bytecode.Field{Name: f.Name, Type: f.Type, Offset: f.Offset, Size: f.Size}
+	}
+	return out
+}
+
+// Addr is the peer's address.
+func (p *Peer) Addr() netip.AddrPort { return p.addr }
+
+// NodeID is the peer's node id.
+func (p *Peer) NodeID() uint32 { return p.node }
+
+// Refresh asks the peer again for its programs and regions (Call does so
+// by itself when a name or id is unknown).
+func (p *Peer) Refresh(ctx context.Context) error {
+	if err := p.usable(); err != nil {
+		return err
+	}
+	p.refresh.Lock()
+	defer p.refresh.Unlock()
+	d, err := p.cl.Describe(ctx, p.tenant)
+	if err != nil {
+		return p.err(fmt.Errorf("host: describe %v: %w", p.addr, err))
+	}
+	return p.load(d)
+}
+
+// Handlers lists the peer's handlers as last described.
+func (p *Peer) Handlers() []*Handler {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	out := append([]*Handler(nil), p.all...)
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+// Handler returns the handler called name ("get", or "kv.get" to pick
+// the program), describing the peer again if it does not know the name.
+func (p *Peer) Handler(ctx context.Context, name string) (*Handler, error) {
+	if h, ok := p.lookup(name); ok {
+		if h == nil {
+			return nil, p.ambiguous(name)
+		}
+		return h, nil
+	}
+	if err := p.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	h, ok := p.lookup(name)
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("host: %v has no handler %q: %w (it has %s)", p.addr, name, ErrNoHandler, p.handlerNames())
+	case h == nil:
+		return nil, p.ambiguous(name)
+	}
+	return h, nil
+}
+
+func (p *Peer) lookup(name string) (*Handler, bool) {
+	p.mu.RLock()
+	h, ok := p.handlers[name]
+	p.mu.RUnlock()
+	return h, ok
+}
+
+func (p *Peer) ambiguous(name string) error {
+	var in []string
+	for _, h := range p.Handlers() {
+		if h.Name == name {
+			in = append(in, h.String())
+		}
+	}
+	return fmt.Errorf("host: %v: handler %q is ambiguous: name one of %s: %w", p.addr, name, strings.Join(in, ", "), ErrNoHandler)
+}
+
+func (p *Peer) handlerNames() string {
+	hs := p.Handlers()
+	if len(hs) == 0 {
+		return "none"
+	}
+	names := make([]string, len(hs))
+	for i, h := range hs {
+		names[i] = h.String()
+	}
+	return strings.Join(names, ", ")
+}
+
+// usable says why the peer cannot be called, if it cannot.
+func (p *Peer) usable() error {
+	switch {
+	case p.down.Load():
+		return fmt.Errorf("host: %v: %w", p.addr, ErrPeerDown)
+	case p.closed.Load():
+		return fmt.Errorf("host: %v: %w", p.addr, ErrClosed)
+	}
+	return nil
+}
+
+// err turns the ErrClosed of a peer that membership took down into
+// ErrPeerDown.
+func (p *Peer) err(err error) error {
+	if p.down.Load() && errors.Is(err, ErrClosed) {
+		return fmt.Errorf("%w (%w)", ErrPeerDown, err)
+	}
+	return err
+}
+
+// Call runs handler on the peer with args and decodes its reply into
+// result (Handler.Encode and Handler.Decode say what fits). It returns when
+// the reply arrives, ctx ends, or the runtime gives up (ErrTimeout); a
+// handler that failed is a *HandlerError.
+func (p *Peer) Call(ctx context.Context, handler string, args, result any) error {
+	h, err := p.Handler(ctx, handler)
+	if err != nil {
+		return err
+	}
+	return p.CallHandler(ctx, h, args, result)
+}
+
+// CallHandler is Call with the handler already looked up.
+func (p *Peer) CallHandler(ctx context.Context, h *Handler, args, result any) error {
+	if err := p.usable(); err != nil {
+		return err
+	}
+	bp := p.bufs.Get().(*[]byte)
+	defer p.bufs.Put(bp)
+	payload, err := h.Encode((*bp)[:0], args)
+	if err != nil {
+		return err
+	}
+	reply, err := p.cl.AppendCall(ctx, payload[len(payload):], p.tenant, h.ID, payload)
+	if err != nil {
+		return p.err(callError(h, err))
+	}
+	return h.Decode(reply, result)
+}
+
+// CallRaw runs handler with payload as the request and returns a copy of
+// the reply, without layouts.
+func (p *Peer) CallRaw(ctx context.Context, handler string, payload []byte) ([]byte, error) {
+	h, err := p.Handler(ctx, handler)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.usable(); err != nil {
+		return nil, err
+	}
+	reply, err := p.cl.Call(ctx, p.tenant, h.ID, payload)
+	if err != nil {
+		return nil, p.err(callError(h, err))
+	}
+	return reply, nil
+}
+
+// A Call is an asynchronous call started by Go, as in net/rpc: when it
+// ends, Error is set (nil on success, the reply decoded into Result) and
+// the Call is sent on Done.
+type Call struct {
+	Handler *Handler
+	Args    any
+	Result  any
+	Error   error
+	Done    chan *Call
+}
+
+func (c *Call) finish(err error) {
+	c.Error = err
+	c.Done <- c
+}
+
+// Go starts a call and returns at once; the Call arrives on done when it
+// ends. done must have room for every call sent to it (a buffered
+// channel), as the runtime's goroutine delivers it; nil makes a channel of
+// one. Many calls may be in flight: up to the peer's credits go out at
+// once, later ones wait for room on a goroutine of their own.
+func (p *Peer) Go(ctx context.Context, handler string, args, result any, done chan *Call) *Call {
+	if done == nil {
+		done = make(chan *Call, 1)
+	}
+	c := &Call{Args: args, Result: result, Done: done}
+	h, err := p.Handler(ctx, handler)
+	if err != nil {
+		c.finish(err)
+		return c
+	}
+	c.Handler = h
+	if err := p.usable(); err != nil {
+		c.finish(err)
+		return c
+	}
+	bp := p.bufs.Get().(*[]byte)
+	payload, err := h.Encode((*bp)[:0], args)
+	if err != nil {
+		p.bufs.Put(bp)
+		c.finish(err)
+		return c
+	}
+	err = p.cl.Go(p.tenant, h.ID, payload, func(reply []byte, err error) {
+		if err != nil {
+			c.finish(p.err(callError(h, err)))
+			return
+		}
+		c.finish(h.Decode(reply, result))
+	})
+	p.bufs.Put(bp) // Go copied the payload
+	if errors.Is(err, nicrt.ErrNoCredits) {
+		go func() { c.finish(p.CallHandler(ctx, h, args, result)) }()
+		return c
+	}
+	if err != nil {
+		c.finish(p.err(callError(h, err)))
+	}
+	return c
+}
+
+// region returns the peer's region called name, describing it again if
+// it does not know the name.
+func (p *Peer) region(ctx context.Context, name string) (nicrt.RegionRef, error) {
+	get := func() (wire.RegionDesc, bool) {
+		p.mu.RLock()
+		defer p.mu.RUnlock()
+		r, ok := p.regions[name]
+		return r, ok
+	}
+	r, ok := get()
+	if !ok {
+		if err := p.Refresh(ctx); err != nil {
+			return nicrt.RegionRef{}, err
+		}
+		if r, ok = get(); !ok {
+			return nicrt.RegionRef{}, fmt.Errorf("host: %v has no region %q: %w", p.addr, name, ErrNoRegion)
+		}
+	}
+	return nicrt.RegionRef{ID: r.Region, Key: r.Key}, nil
+}
+
+// Read returns n bytes at off of the peer's region called region: an
+// RDMA READ as the built-in READ handler.
+func (p *Peer) Read(ctx context.Context, region string, off uint64, n uint32) ([]byte, error) {
+	ref, err := p.region(ctx, region)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.usable(); err != nil {
+		return nil, err
+	}
+	b, err := p.cl.Read(ctx, p.tenant, ref, off, n)
+	return b, p.verbError("read", err)
+}
+
+// Write writes data at off of the peer's region: an RDMA WRITE.
+func (p *Peer) Write(ctx context.Context, region string, off uint64, data []byte) error {
+	ref, err := p.region(ctx, region)
+	if err != nil {
+		return err
+	}
+	if err := p.usable(); err != nil {
+		return err
+	}
+	return p.verbError("write", p.cl.Write(ctx, p.tenant, ref, off, data))
+}
+
+// CompareAndSwap replaces the 8-byte word at off (8-byte aligned) with
+// desired if it holds expected, atomically, and returns what it held: an
+// RDMA CAS.
+func (p *Peer) CompareAndSwap(ctx context.Context, region string, off, expected, desired uint64) (old uint64, swapped bool, err error) {
+	ref, err := p.region(ctx, region)
+	if err != nil {
+		return 0, false, err
+	}
+	if err := p.usable(); err != nil {
+		return 0, false, err
+	}
+	old, swapped, err = p.cl.CompareAndSwap(ctx, p.tenant, ref, off, expected, desired)
+	return old, swapped, p.verbError("compare-and-swap", err)
+}
+
+// FetchAdd adds delta to the 8-byte word at off atomically and returns
+// what it held: an RDMA FETCH-ADD. A retried FETCH-ADD never adds twice.
+func (p *Peer) FetchAdd(ctx context.Context, region string, off, delta uint64) (uint64, error) {
+	ref, err := p.region(ctx, region)
+	if err != nil {
+		return 0, err
+	}
+	if err := p.usable(); err != nil {
+		return 0, err
+	}
+	old, err := p.cl.FetchAdd(ctx, p.tenant, ref, off, delta)
+	return old, p.verbError("fetch-add", err)
+}
+
+func (p *Peer) verbError(verb string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return p.err(fmt.Errorf("host: %s on %v: %w", verb, p.addr, err))
+}
+
+// Install sends obj to the peer, which verifies it (it trusts nothing of
+// the sender) and links its regions; the peer's handlers are then known
+// by name.
+func (p *Peer) Install(ctx context.Context, obj *bytecode.Object) error {
+	if err := p.usable(); err != nil {
+		return err
+	}
+	if _, err := p.cl.Install(ctx, p.tenant, obj); err != nil {
+		return p.err(fmt.Errorf("host: install on %v: %w", p.addr, err))
+	}
+	return p.Refresh(ctx)
+}
+
+// Register asks the peer to register a region for the tenant.
+func (p *Peer) Register(ctx context.Context, name string, size uint64, opts RegionOptions) error {
+	if err := p.usable(); err != nil {
+		return err
+	}
+	if _, err := p.cl.Register(ctx, p.tenant, name, size, opts); err != nil {
+		return p.err(fmt.Errorf("host: register on %v: %w", p.addr, err))
+	}
+	return p.Refresh(ctx)
+}
+
+// Stats returns the peer's counters whose names start with prefix (the
+// reply must fit one packet: narrow it with the prefix).
+func (p *Peer) Stats(ctx context.Context, prefix string) ([]Counter, error) {
+	if err := p.usable(); err != nil {
+		return nil, err
+	}
+	cs, err := p.cl.NodeStats(ctx, p.tenant, prefix)
+	return cs, p.verbError("stats", err)
+}
+
+// ClientStats are the runtime client's counters for this peer:
+// retransmissions, timeouts, replies.
+func (p *Peer) ClientStats() nicrt.ClientStats { return p.cl.Stats() }
+
+// markDown fails the calls in flight with ErrPeerDown and refuses new
+// ones: membership declared the peer dead.
+func (p *Peer) markDown() {
+	p.down.Store(true)
+	p.cl.Close()
+}
+
+// Close ends the calls in flight with ErrClosed and closes the socket.
+func (p *Peer) Close() error {
+	if p.closed.Swap(true) {
+		return nil
+	}
+	err := p.cl.Close()
+	if p.onDone != nil {
+		p.onDone(p)
+	}
+	return err
+}
