@@ -159,6 +159,9 @@ func (n *Node) startMembership(secret []byte) error {
 	mc.BindAddr, mc.BindPort = host, port
 	mc.AdvertisePort = port
 	mc.SecretKey = gossipKey(secret)
+	// A node that died may come back under its name at a new address (a
+	// restarted process on another port) once it has been dead a moment.
+	mc.DeadNodeReclaimTime = 100 * time.Millisecond
 	mc.Delegate = delegate{n}
 	mc.Events = events{n}
 	mc.Logger = slog.NewLogLogger(n.log.Handler(), slog.LevelDebug)
@@ -180,6 +183,9 @@ func (n *Node) startMembership(secret []byte) error {
 }
 
 func (n *Node) stopMembership() error {
+	if n.mlDown {
+		return nil
+	}
 	if err := n.ml.Leave(time.Second); err != nil {
 		n.log.Warn("leaving the cluster", "err", err)
 	}

@@ -79,6 +79,7 @@ type Node struct {
 	closed  bool
 
 	ml     *memberlist.Memberlist
+	mlDown bool // ml was shut down (tests' crashes); under closeO
 	meta   *metaState
 	closeO sync.Once
 	cerr   error
