@@ -106,12 +106,29 @@ func (delegate) MergeRemoteState(buf []byte, join bool)     {}
 
 type events struct{ n *Node }
 
+// The events run under memberlist's lock on its node table, so they copy
+// what they need into the node's own table: reading memberlist's nodes
+// later, outside that lock, would race with its updates.
+
 func (e events) NotifyJoin(m *memberlist.Node) {
 	e.n.log.Info("member joined", "member", m.Name, "gossip", m.Address())
+	e.n.setMember(m)
 }
 
 func (e events) NotifyUpdate(m *memberlist.Node) {
 	e.n.log.Debug("member updated", "member", m.Name)
+	e.n.setMember(m)
+}
+
+func (n *Node) setMember(m *memberlist.Node) {
+	mb := Member{Name: m.Name, Gossip: m.Address(), State: stateName(m.State)}
+	if md, err := decodeMeta(m.Meta); err == nil {
+		mb.ID, mb.Programs = md.ID, md.Programs
+		mb.Addr, _ = netip.ParseAddrPort(md.Addr)
+	}
+	n.membersMu.Lock()
+	n.members[m.Name] = mb
+	n.membersMu.Unlock()
 }
 
 // NotifyLeave takes the member's peer down: its calls in flight end with
@@ -119,6 +136,9 @@ func (e events) NotifyUpdate(m *memberlist.Node) {
 // new peer (the node may come back).
 func (e events) NotifyLeave(m *memberlist.Node) {
 	e.n.log.Warn("member left or failed", "member", m.Name, "gossip", m.Address())
+	e.n.membersMu.Lock()
+	delete(e.n.members, m.Name)
+	e.n.membersMu.Unlock()
 	md, err := decodeMeta(m.Meta)
 	if err != nil {
 		return
@@ -153,6 +173,7 @@ func (n *Node) startMembership(secret []byte) error {
 		return fmt.Errorf("host: gossip address %q: bad port", gossip)
 	}
 	n.meta = &metaState{}
+	n.members = map[string]Member{}
 	n.meta.b = n.encodeMeta()
 	mc := memberlist.DefaultLocalConfig()
 	mc.Name = n.cfg.Name
@@ -209,14 +230,11 @@ func (n *Node) Members() []Member {
 		return []Member{{Name: n.cfg.Name, ID: n.cfg.ID, Addr: n.addr, State: "alive", Programs: n.programNames()}}
 	}
 	var out []Member
-	for _, m := range n.ml.Members() {
-		mb := Member{Name: m.Name, Gossip: m.Address(), State: stateName(m.State)}
-		if md, err := decodeMeta(m.Meta); err == nil {
-			mb.ID, mb.Programs = md.ID, md.Programs
-			mb.Addr, _ = netip.ParseAddrPort(md.Addr)
-		}
-		out = append(out, mb)
+	n.membersMu.Lock()
+	for _, m := range n.members {
+		out = append(out, m)
 	}
+	n.membersMu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }

@@ -81,6 +81,9 @@ type Node struct {
 	ml     *memberlist.Memberlist
 	mlDown bool // ml was shut down (tests' crashes); under closeO
 	meta   *metaState
+
+	membersMu sync.Mutex
+	members   map[string]Member // what the events said, by name
 	closeO sync.Once
 	cerr   error
 }

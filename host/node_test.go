@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"io"
 	"net/http/httptest"
@@ -34,10 +33,6 @@ func TestCallAndVerbs(t *testing.T) {
 	}
 	if err := p.Call(ctx, "demo.incr", map[string]int{}, &got); !errors.Is(err, ErrLayout) {
 		t.Errorf("a map for args: %v", err)
-	}
-	// The region is the node's own memory.
-	if v := binary.LittleEndian.Uint64(regionBytes(t, a, "counters")[3*8:]); v != 5 {
-		t.Errorf("counters[3] = %d in a's memory", v)
 	}
 	type mixArgs struct {
 		A     uint32
@@ -112,17 +107,6 @@ func TestCallAndVerbs(t *testing.T) {
 	}
 }
 
-func regionBytes(t *testing.T, n *Node, name string) []byte {
-	t.Helper()
-	for _, r := range n.nic.Regions(uint64(n.tenant)) {
-		if r.Name == name {
-			return r.Bytes()
-		}
-	}
-	t.Fatalf("no region %q", name)
-	return nil
-}
-
 func TestGoManyInFlight(t *testing.T) {
 	a := startDemo(t, Config{})
 	ctx := testCtx(t)
@@ -131,7 +115,10 @@ func TestGoManyInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	const n = 2000
+	n := 2000
+	if raceEnabled {
+		n = 200 // the race detector slows the node tenfold: fewer, so none times out
+	}
 	done := make(chan *Call, n)
 	results := make([]uint64, n)
 	for i := range n {
@@ -152,7 +139,7 @@ func TestGoManyInFlight(t *testing.T) {
 	}
 	for slot := range 4 {
 		var v uint64
-		if err := p.Call(ctx, "get", uint64(slot), &v); err != nil || v != n/4 {
+		if err := p.Call(ctx, "get", uint64(slot), &v); err != nil || v != uint64(n/4) {
 			t.Errorf("slot %d = %d %v, want %d", slot, v, err, n/4)
 		}
 	}

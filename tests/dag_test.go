@@ -30,6 +30,7 @@ var allowedImports = map[string][]string{
 	"nicrt":                    {"bytecode", "verifier", "vm", "nicrt/wire", "nicrt/transport"},
 	"nicrt/transport":          {},
 	"nicrt/wire":               {"internal/msgpackshape"},
+	"host":                     {"nicrt", "nicrt/wire", "nicrt/transport", "bytecode"},
 }
 
 // TestPackageDAG checks every package's NAAM imports (non-test code)
