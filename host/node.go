@@ -84,8 +84,8 @@ type Node struct {
 
 	membersMu sync.Mutex
 	members   map[string]Member // what the events said, by name
-	closeO sync.Once
-	cerr   error
+	closeO    sync.Once
+	cerr      error
 }
 
 type dialWait struct {

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
 )
 
 func TestCallAndVerbs(t *testing.T) {
@@ -271,5 +270,3 @@ func TestMetrics(t *testing.T) {
 }
 
 func itoa(id uint32) string { return strconv.FormatUint(uint64(id), 10) }
-
-

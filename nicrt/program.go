@@ -140,8 +140,8 @@ type handler struct {
 	// or MaxReply when the object declares none.
 	replySize     int
 	args, results []bytecode.Field // the object's layouts
-	regions       []vm.RegionMem // shared by every run: Invoke only reads it
-	nicmem    []bool         // by region index: the region is in nicmem
+	regions       []vm.RegionMem   // shared by every run: Invoke only reads it
+	nicmem        []bool           // by region index: the region is in nicmem
 	// static is the cost of the region touches on a NIC core [0] and a
 	// host core [1].
 	static [2]cost

@@ -187,13 +187,13 @@ type RegionDesc struct {
 	Placement Placement `msgpack:"placement"`
 }
 
-func (*Install) Op() Op       { return OpInstall }
-func (*InstallReply) Op() Op  { return OpInstall }
-func (*Uninstall) Op() Op     { return OpUninstall }
-func (*Register) Op() Op      { return OpRegister }
-func (*RegisterReply) Op() Op { return OpRegister }
-func (*StatsRequest) Op() Op  { return OpStats }
-func (*StatsReply) Op() Op    { return OpStats }
+func (*Install) Op() Op         { return OpInstall }
+func (*InstallReply) Op() Op    { return OpInstall }
+func (*Uninstall) Op() Op       { return OpUninstall }
+func (*Register) Op() Op        { return OpRegister }
+func (*RegisterReply) Op() Op   { return OpRegister }
+func (*StatsRequest) Op() Op    { return OpStats }
+func (*StatsReply) Op() Op      { return OpStats }
 func (*DescribeRequest) Op() Op { return OpDescribe }
 func (*DescribeReply) Op() Op   { return OpDescribe }
 
