@@ -1,6 +1,9 @@
-// Command naam is NAAM's runtime CLI. Today it has one command, demo, which
-// shows what the foundation can do: the benchmark programs verified, then
-// run in the interpreter (checked and fast) and, where the machine allows loading BPF,
-// in the Linux kernel's JIT, side by side. The node, call, stats and bench
-// commands come with the NIC runtime and the host library.
+// Command naam is NAAM's runtime CLI.
+//
+//	naam node   run a node (regions, programs, membership, metrics) until interrupted
+//	naam call   send one active message and print the decoded reply
+//	naam stats  print a node's counters
+//	naam demo   run the benchmark programs in the interpreter beside the kernel's JIT
+//
+// Every command has --help with examples.
 package main

@@ -15,19 +15,20 @@ func doMain(args []string, stdout, stderr io.Writer) int {
 	root := &cobra.Command{
 		Use:   "naam",
 		Short: "NAAM runtime: nodes, calls, the demo and benchmarks",
-		Long: `naam runs NAAM nodes and talks to them.
-
-Available now: demo, which runs the eBPF interpreter on the benchmark
-programs beside the kernel's JIT. The cluster commands (node, call, stats,
-bench) come with the NIC runtime and the host library.`,
-		Example:       "  naam demo\n  naam demo --time 100ms",
+		Long: `naam runs NAAM nodes and talks to them: node runs one (regions, programs,
+cluster membership, Prometheus metrics), call sends it one active message,
+stats prints its counters, demo shows what NAAM does.`,
+		Example: `  naam node --listen 127.0.0.1:7000 --region counters:4K --program counter.naam
+  naam call 127.0.0.1:7000 add --arg slot=1 --arg by=2
+  naam stats 127.0.0.1:7000 --prefix server.
+  naam demo`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetArgs(args)
-	root.AddCommand(newDemoCmd())
+	root.AddCommand(newDemoCmd(), newNodeCmd(), newCallCmd(), newStatsCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(stderr, "naam:", err)
 		var ee *exitError

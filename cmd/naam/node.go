@@ -1,0 +1,337 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/compiler"
+	"github.com/naam-project/naam/host"
+	"github.com/naam-project/naam/lang"
+)
+
+// nodeFlags are naam node's settings; a --config file (JSON, the same
+// names) gives defaults that flags override.
+type nodeFlags struct {
+	Name       string   `json:"name"`
+	Listen     string   `json:"listen"`
+	ID         uint32   `json:"id"`
+	Tenant     uint32   `json:"tenant"`
+	SecretFile string   `json:"secret_file"`
+	Queues     int      `json:"queues"`
+	Programs   []string `json:"program"`
+	Regions    []string `json:"region"`
+	Gossip     string   `json:"gossip"`
+	Join       []string `json:"join"`
+	Metrics    string   `json:"metrics"`
+	LogLevel   string   `json:"log_level"`
+	LogFormat  string   `json:"log_format"`
+	AddrFile   string   `json:"addr_file"`
+}
+
+func newNodeCmd() *cobra.Command {
+	var f nodeFlags
+	var configFile string
+	cmd := &cobra.Command{
+		Use:   "node",
+		Short: "Run a NAAM node until interrupted",
+		Long: `node runs one NAAM node: a modelled SmartNIC answering active messages on a
+UDP address, with the regions and programs given, until SIGINT or SIGTERM,
+when it shuts down gracefully (leaves the cluster, stops taking requests,
+answers the ones it took, closes).
+
+Regions are name:SIZE[:nicmem][:ro] (SIZE in bytes, or with a K, M or G
+suffix); they are registered before the programs, whose regions link to
+them by name. Programs are object files from naamc build (.nobj) or handler
+sources (.naam), compiled here; each is verified before it installs.
+
+The tenant's key comes from --secret-file or $NAAM_SECRET (at least 16
+bytes); without either the node uses the public development key, and says
+so in its log. Settings can also come from a JSON file (--config) with the
+flags' names as keys ("listen", "region": [...], ...); flags win.
+
+When the node is ready it prints one line to stdout:
+  node NAME listening on ADDR id=ID gossip=ADDR metrics=URL`,
+		Example: `  naam node --listen 127.0.0.1:7000 --region counters:4K --program counter.nobj
+  naam node --listen 127.0.0.1:7001 --gossip 127.0.0.1:7946 --program kv.naam --region table:64M:nicmem
+  naam node --listen 127.0.0.1:7002 --join 127.0.0.1:7946 --metrics 127.0.0.1:9100
+  naam node --config node.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if configFile != "" {
+				if err := mergeConfig(cmd, configFile, &f); err != nil {
+					return err
+				}
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runNode(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&configFile, "config", "", "JSON file of settings (keys as the flags' names); flags override it")
+	fl.StringVar(&f.Name, "name", "", "the node's name in the cluster (default naam-ADDR)")
+	fl.StringVar(&f.Listen, "listen", "127.0.0.1:0", "UDP address for active messages")
+	fl.Uint32Var(&f.ID, "id", 0, "node id on the wire (default: derived from the name)")
+	fl.Uint32Var(&f.Tenant, "tenant", 1, "tenant the node's regions and programs belong to")
+	fl.StringVar(&f.SecretFile, "secret-file", "", "file holding the tenant's key (default $NAAM_SECRET, else the development key)")
+	fl.IntVar(&f.Queues, "queues", 1, "rx queues (SO_REUSEPORT sockets)")
+	fl.StringArrayVar(&f.Programs, "program", nil, "program to install: F.nobj or F.naam (repeatable)")
+	fl.StringArrayVar(&f.Regions, "region", nil, "region to register: name:SIZE[:nicmem][:ro] (repeatable)")
+	fl.StringVar(&f.Gossip, "gossip", "", "address for cluster membership (memberlist); needed to be joined")
+	fl.StringArrayVar(&f.Join, "join", nil, "gossip address of a cluster member to join through (repeatable)")
+	fl.StringVar(&f.Metrics, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics")
+	fl.StringVar(&f.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fl.StringVar(&f.LogFormat, "log-format", "text", "text or json (logs go to stderr)")
+	fl.StringVar(&f.AddrFile, "addr-file", "", "write the address the node listens on to this file when ready")
+	return cmd
+}
+
+// mergeConfig fills the flags the command line did not set from a JSON
+// file.
+func mergeConfig(cmd *cobra.Command, file string, f *nodeFlags) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var fromFile nodeFlags
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&fromFile); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line := 1 + strings.Count(string(b[:se.Offset]), "\n")
+			return fmt.Errorf("%s:%d: %v", file, line, err)
+		}
+		return fmt.Errorf("%s: %v", file, err)
+	}
+	set := func(name string) bool { return cmd.Flags().Changed(name) }
+	if !set("name") && fromFile.Name != "" {
+		f.Name = fromFile.Name
+	}
+	if !set("listen") && fromFile.Listen != "" {
+		f.Listen = fromFile.Listen
+	}
+	if !set("id") && fromFile.ID != 0 {
+		f.ID = fromFile.ID
+	}
+	if !set("tenant") && fromFile.Tenant != 0 {
+		f.Tenant = fromFile.Tenant
+	}
+	if !set("secret-file") && fromFile.SecretFile != "" {
+		f.SecretFile = fromFile.SecretFile
+	}
+	if !set("queues") && fromFile.Queues != 0 {
+		f.Queues = fromFile.Queues
+	}
+	if !set("program") {
+		f.Programs = fromFile.Programs
+	}
+	if !set("region") {
+		f.Regions = fromFile.Regions
+	}
+	if !set("gossip") && fromFile.Gossip != "" {
+		f.Gossip = fromFile.Gossip
+	}
+	if !set("join") {
+		f.Join = fromFile.Join
+	}
+	if !set("metrics") && fromFile.Metrics != "" {
+		f.Metrics = fromFile.Metrics
+	}
+	if !set("log-level") && fromFile.LogLevel != "" {
+		f.LogLevel = fromFile.LogLevel
+	}
+	if !set("log-format") && fromFile.LogFormat != "" {
+		f.LogFormat = fromFile.LogFormat
+	}
+	if !set("addr-file") && fromFile.AddrFile != "" {
+		f.AddrFile = fromFile.AddrFile
+	}
+	return nil
+}
+
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+// readSecret reads the tenant key from file, else $NAAM_SECRET; nil means
+// the development key.
+func readSecret(file string) ([]byte, error) {
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		return []byte(strings.TrimRight(string(b), "\r\n")), nil
+	}
+	if s := os.Getenv("NAAM_SECRET"); s != "" {
+		return []byte(s), nil
+	}
+	return nil, nil
+}
+
+// regionSpec is a parsed --region.
+type regionSpec struct {
+	name string
+	size uint64
+	opts host.RegionOptions
+}
+
+func parseRegion(s string) (regionSpec, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) < 2 || parts[0] == "" {
+		return regionSpec{}, fmt.Errorf("--region %q: want name:SIZE[:nicmem][:ro]", s)
+	}
+	size, err := parseSize(parts[1])
+	if err != nil {
+		return regionSpec{}, fmt.Errorf("--region %q: %v", s, err)
+	}
+	r := regionSpec{name: parts[0], size: size, opts: host.RegionOptions{Writable: true}}
+	for _, p := range parts[2:] {
+		switch p {
+		case "nicmem":
+			r.opts.NICMem = true
+		case "ro":
+			r.opts.Writable = false
+		default:
+			return regionSpec{}, fmt.Errorf("--region %q: %q is not nicmem or ro", s, p)
+		}
+	}
+	return r, nil
+}
+
+func parseSize(s string) (uint64, error) {
+	mult := uint64(1)
+	switch {
+	case strings.HasSuffix(s, "K"):
+		mult, s = 1<<10, strings.TrimSuffix(s, "K")
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1<<20, strings.TrimSuffix(s, "M")
+	case strings.HasSuffix(s, "G"):
+		mult, s = 1<<30, strings.TrimSuffix(s, "G")
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || n == 0 || n > (1<<32-1)/mult {
+		return 0, fmt.Errorf("size %q: want 1 … 4G-1 bytes, e.g. 4096, 64K, 16M", s)
+	}
+	return n * mult, nil
+}
+
+// loadProgram reads an object file, or compiles a .naam source.
+func loadProgram(file string) (*bytecode.Object, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	if filepath.Ext(file) == ".naam" {
+		fset := lang.NewFileSet()
+		obj, err := compiler.Compile(fset, filepath.Base(file), b)
+		if err != nil {
+			return nil, err
+		}
+		return obj, nil
+	}
+	obj, err := bytecode.UnmarshalObject(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return obj, nil
+}
+
+func runNode(ctx context.Context, stdout, stderr io.Writer, f nodeFlags) error {
+	log, err := newLogger(stderr, f.LogLevel, f.LogFormat)
+	if err != nil {
+		return err
+	}
+	secret, err := readSecret(f.SecretFile)
+	if err != nil {
+		return err
+	}
+	var regions []regionSpec
+	for _, s := range f.Regions {
+		r, err := parseRegion(s)
+		if err != nil {
+			return err
+		}
+		regions = append(regions, r)
+	}
+	var objs []*bytecode.Object
+	for _, file := range f.Programs {
+		obj, err := loadProgram(file)
+		if err != nil {
+			return err
+		}
+		objs = append(objs, obj)
+	}
+	n, err := host.Start(host.Config{
+		Name: f.Name, Listen: f.Listen, ID: f.ID, Tenant: f.Tenant, Secret: secret, Queues: f.Queues,
+		Gossip: f.Gossip, Join: f.Join, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	defer n.Close()
+	for _, r := range regions {
+		if _, err := n.Register(r.name, r.size, r.opts); err != nil {
+			return err
+		}
+	}
+	for i, obj := range objs {
+		if _, err := n.Install(obj); err != nil {
+			return fmt.Errorf("%s: %w", f.Programs[i], err)
+		}
+	}
+	metricsURL := "-"
+	if f.Metrics != "" {
+		ln, err := net.Listen("tcp", f.Metrics)
+		if err != nil {
+			return fmt.Errorf("--metrics: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", n.MetricsHandler())
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go srv.Serve(ln)
+		defer srv.Close()
+		metricsURL = "http://" + ln.Addr().String() + "/metrics"
+	}
+	gossip := n.GossipAddr()
+	if gossip == "" {
+		gossip = "-"
+	}
+	if f.AddrFile != "" {
+		if err := os.WriteFile(f.AddrFile, []byte(n.Addr().String()+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "node %s listening on %v id=%d gossip=%s metrics=%s\n", n.Name(), n.Addr(), n.ID(), gossip, metricsURL)
+	<-ctx.Done()
+	log.Info("shutting down", "reason", context.Cause(ctx))
+	return n.Close()
+}
