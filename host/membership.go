@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	crand "crypto/rand"
 	"encoding/binary"
@@ -74,16 +75,37 @@ func decodeMeta(b []byte) (meta, error) {
 	return m, nil
 }
 
-// updateMeta gossips the node's programs after an install or uninstall.
+// updateMeta gossips the node's programs after an install or uninstall,
+// if they changed.
 func (n *Node) updateMeta() {
 	if n.ml == nil {
 		return
 	}
+	b := n.encodeMeta()
 	n.meta.mu.Lock()
-	n.meta.b = n.encodeMeta()
+	same := bytes.Equal(b, n.meta.b)
+	n.meta.b = b
 	n.meta.mu.Unlock()
+	if same {
+		return
+	}
 	if err := n.ml.UpdateNode(2 * time.Second); err != nil {
 		n.log.Warn("gossiping the node's programs", "err", err)
+	}
+}
+
+// watchPrograms gossips changes that peers made over the wire (install
+// and uninstall control ops) which the node learns of only by looking.
+func (n *Node) watchPrograms() {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.stopWatch:
+			return
+		case <-t.C:
+			n.updateMeta()
+		}
 	}
 }
 
@@ -191,9 +213,17 @@ func (n *Node) startMembership(secret []byte) error {
 		return fmt.Errorf("host: membership on %s: %w", gossip, err)
 	}
 	n.ml = ml
+	n.stopWatch = make(chan struct{})
+	n.watchDone = make(chan struct{})
+	go func() {
+		defer close(n.watchDone)
+		n.watchPrograms()
+	}()
 	if len(n.cfg.Join) > 0 {
 		joined, err := ml.Join(n.cfg.Join)
 		if joined == 0 {
+			close(n.stopWatch)
+			<-n.watchDone
 			ml.Shutdown()
 			n.ml = nil
 			return fmt.Errorf("host: join %v: %w", n.cfg.Join, err)
@@ -204,6 +234,8 @@ func (n *Node) startMembership(secret []byte) error {
 }
 
 func (n *Node) stopMembership() error {
+	close(n.stopWatch)
+	<-n.watchDone
 	if n.mlDown {
 		return nil
 	}

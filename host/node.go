@@ -82,6 +82,8 @@ type Node struct {
 	mlDown bool // ml was shut down (tests' crashes); under closeO
 	meta   *metaState
 
+	stopWatch, watchDone chan struct{} // watchPrograms
+
 	membersMu sync.Mutex
 	members   map[string]Member // what the events said, by name
 	closeO    sync.Once
