@@ -30,12 +30,20 @@ func (c *clientFlags) add(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&c.timeout, "timeout", 5*time.Second, "give up after this long")
 }
 
-func (c *clientFlags) dial(ctx context.Context, addr string) (*host.Peer, error) {
+// with dials addr within the --timeout and runs f with the peer.
+func (c *clientFlags) with(cmd *cobra.Command, addr string, f func(context.Context, *host.Peer) error) error {
+	ctx, cancel := context.WithTimeout(cmd.Context(), c.timeout)
+	defer cancel()
 	secret, err := readSecret(c.secretFile)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return host.Dial(ctx, addr, c.tenant, secret, 0)
+	p, err := host.Dial(ctx, addr, c.tenant, secret, 0)
+	if err != nil {
+		return &exitError{1, err}
+	}
+	defer p.Close()
+	return f(ctx, p)
 }
 
 func newCallCmd() *cobra.Command {
@@ -70,18 +78,12 @@ was rejected, or no reply came; 2 for a usage error.`,
 			return cobra.ExactArgs(2)(cmd, a)
 		},
 		RunE: func(cmd *cobra.Command, pos []string) error {
-			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
-			defer cancel()
-			p, err := cf.dial(ctx, pos[0])
-			if err != nil {
-				return &exitError{1, err}
-			}
-			defer p.Close()
-			w := cmd.OutOrStdout()
-			if list {
-				return listHandlers(w, p)
-			}
-			return runCall(ctx, w, p, pos[1], args, raw)
+			return cf.with(cmd, pos[0], func(ctx context.Context, p *host.Peer) error {
+				if list {
+					return listHandlers(cmd.OutOrStdout(), p)
+				}
+				return runCall(ctx, cmd.OutOrStdout(), p, pos[1], args, raw)
+			})
 		},
 	}
 	cf.add(cmd)
@@ -173,22 +175,17 @@ per core and per handler, drops by reason, the server's traffic
   naam stats 127.0.0.1:7000 --prefix handler.16.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, pos []string) error {
-			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
-			defer cancel()
-			p, err := cf.dial(ctx, pos[0])
-			if err != nil {
-				return &exitError{1, err}
-			}
-			defer p.Close()
-			cs, err := allStats(ctx, p, prefix, 0)
-			if err != nil {
-				return &exitError{1, err}
-			}
-			sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
-			for _, c := range cs {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s %d\n", c.Name, c.Value)
-			}
-			return nil
+			return cf.with(cmd, pos[0], func(ctx context.Context, p *host.Peer) error {
+				cs, err := allStats(ctx, p, prefix, 0)
+				if err != nil {
+					return &exitError{1, err}
+				}
+				sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
+				for _, c := range cs {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s %d\n", c.Name, c.Value)
+				}
+				return nil
+			})
 		},
 	}
 	cf.add(cmd)
