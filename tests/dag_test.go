@@ -30,6 +30,12 @@ var allowedImports = map[string][]string{
 	"nicrt":                    {"bytecode", "verifier", "vm", "nicrt/wire", "nicrt/transport"},
 	"nicrt/transport":          {},
 	"nicrt/wire":               {"internal/msgpackshape"},
+	"examples/call":            {"nicrt"},
+	"examples/kv":              {"bytecode", "compiler", "lang", "nicrt", "examples/call"},
+	"examples/chase":           {"bytecode", "compiler", "lang", "nicrt", "examples/call"},
+	"examples/rpc":             {"bytecode", "compiler", "lang", "nicrt", "examples/call"},
+	"internal/workload":        {},
+	"internal/memcache":        {},
 }
 
 // TestPackageDAG checks every package's NAAM imports (non-test code)
