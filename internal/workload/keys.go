@@ -55,10 +55,10 @@ const ZipfTheta = 0.99
 // (ZipfianGenerator): item i of [0, n) has probability proportional to
 // 1/(i+1)^θ, item 0 the most popular.
 type Zipf struct {
-	n                          uint64
-	theta, alpha, zetan, eta   float64
-	halfPowTheta               float64
-	r                          *rand.Rand
+	n                        uint64
+	theta, alpha, zetan, eta float64
+	halfPowTheta             float64
+	r                        *rand.Rand
 }
 
 // Zeta is Σ_{i=1..n} 1/i^θ.
