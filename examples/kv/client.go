@@ -74,7 +74,7 @@ func (c *Client) do(ctx context.Context, handler uint32, req []byte, rep *Reply)
 			return nil, err
 		}
 		if code != CodeBusy || rep.RoundTrips >= tries {
-			return nil, codeError(code)
+			return nil, codeError(code, err)
 		}
 	}
 }

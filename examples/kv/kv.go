@@ -219,8 +219,9 @@ var (
 	ErrTooLong  = errors.New("kv: value too long")
 )
 
-// codeError maps a handler's fail code to its sentinel.
-func codeError(code uint32) error {
+// codeError maps a handler's fail code to its sentinel; other codes (the
+// language's reserved ones) keep err, the *nicrt.HandlerError.
+func codeError(code uint32, err error) error {
 	switch code {
 	case CodeNotFound:
 		return ErrNotFound
@@ -231,5 +232,5 @@ func codeError(code uint32) error {
 	case CodeTooLong:
 		return ErrTooLong
 	}
-	return fmt.Errorf("kv: handler failed with code %d (%#x)", code, code)
+	return fmt.Errorf("kv: handler failed: %w", err)
 }
