@@ -2,6 +2,7 @@ package call
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -20,6 +21,16 @@ type Caller interface {
 // does: one round trip per call.
 type Reader interface {
 	Read(ctx context.Context, off uint64, n uint32) ([]byte, error)
+}
+
+// Verbs are the one-sided operations on one region that an RDMA-style
+// writer needs besides READ: WRITE, CAS and FETCH-ADD on 8-byte words
+// (nicrt's built-in verbs). Each call is one round trip.
+type Verbs interface {
+	Reader
+	Write(ctx context.Context, off uint64, data []byte) error
+	CompareAndSwap(ctx context.Context, off, expected, desired uint64) (old uint64, swapped bool, err error)
+	FetchAdd(ctx context.Context, off, delta uint64) (old uint64, err error)
 }
 
 // Code reports the handler's own error code in err, if err is one.
@@ -70,7 +81,8 @@ func replyResult(r nicrt.Reply) ([]byte, error) {
 	return nil, fmt.Errorf("call: %v", r.Status)
 }
 
-// LocalReader reads a region of an in-process NIC with the READ verb.
+// LocalReader runs the built-in verbs on a region of an in-process NIC:
+// a Reader and Verbs.
 type LocalReader struct {
 	NIC    *nicrt.NIC
 	Tenant uint64
@@ -79,19 +91,54 @@ type LocalReader struct {
 	ids    atomic.Uint64
 }
 
-// Read implements Reader.
-func (l *LocalReader) Read(ctx context.Context, off uint64, n uint32) ([]byte, error) {
+func (l *LocalReader) verb(ctx context.Context, handler uint32, payload []byte) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	r := l.NIC.Call(&nicrt.Message{
 		Tenant:    l.Tenant,
-		Handler:   nicrt.HandlerRead,
+		Handler:   handler,
 		RequestID: l.ids.Add(1),
 		SrcNode:   l.Src,
-		Payload:   nicrt.AppendRead(nil, l.Region, off, n),
+		Payload:   payload,
 	})
 	return replyResult(r)
+}
+
+// Read implements Reader.
+func (l *LocalReader) Read(ctx context.Context, off uint64, n uint32) ([]byte, error) {
+	return l.verb(ctx, nicrt.HandlerRead, nicrt.AppendRead(nil, l.Region, off, n))
+}
+
+// Write implements Verbs.
+func (l *LocalReader) Write(ctx context.Context, off uint64, data []byte) error {
+	_, err := l.verb(ctx, nicrt.HandlerWrite, nicrt.AppendWrite(nil, l.Region, off, data))
+	return err
+}
+
+// CompareAndSwap implements Verbs.
+func (l *LocalReader) CompareAndSwap(ctx context.Context, off, expected, desired uint64) (uint64, bool, error) {
+	out, err := l.verb(ctx, nicrt.HandlerCAS, nicrt.AppendCAS(nil, l.Region, off, expected, desired))
+	if err != nil {
+		return 0, false, err
+	}
+	if len(out) != 8 {
+		return 0, false, fmt.Errorf("call: CAS reply of %d bytes", len(out))
+	}
+	old := binary.LittleEndian.Uint64(out)
+	return old, old == expected, nil
+}
+
+// FetchAdd implements Verbs.
+func (l *LocalReader) FetchAdd(ctx context.Context, off, delta uint64) (uint64, error) {
+	out, err := l.verb(ctx, nicrt.HandlerFetchAdd, nicrt.AppendFetchAdd(nil, l.Region, off, delta))
+	if err != nil {
+		return 0, err
+	}
+	if len(out) != 8 {
+		return 0, fmt.Errorf("call: FETCH-ADD reply of %d bytes", len(out))
+	}
+	return binary.LittleEndian.Uint64(out), nil
 }
 
 // Remote calls handlers of a node over the network as Tenant.
@@ -105,7 +152,8 @@ func (r Remote) Call(ctx context.Context, handler uint32, payload []byte) ([]byt
 	return r.Client.Call(ctx, r.Tenant, handler, payload)
 }
 
-// RemoteReader reads a region of a node over the network.
+// RemoteReader runs the built-in verbs on a region of a node over the
+// network: a Reader and Verbs.
 type RemoteReader struct {
 	Client *nicrt.Client
 	Tenant uint32
@@ -115,4 +163,19 @@ type RemoteReader struct {
 // Read implements Reader with Client.Read.
 func (r RemoteReader) Read(ctx context.Context, off uint64, n uint32) ([]byte, error) {
 	return r.Client.Read(ctx, r.Tenant, r.Region, off, n)
+}
+
+// Write implements Verbs with Client.Write.
+func (r RemoteReader) Write(ctx context.Context, off uint64, data []byte) error {
+	return r.Client.Write(ctx, r.Tenant, r.Region, off, data)
+}
+
+// CompareAndSwap implements Verbs with Client.CompareAndSwap.
+func (r RemoteReader) CompareAndSwap(ctx context.Context, off, expected, desired uint64) (uint64, bool, error) {
+	return r.Client.CompareAndSwap(ctx, r.Tenant, r.Region, off, expected, desired)
+}
+
+// FetchAdd implements Verbs with Client.FetchAdd.
+func (r RemoteReader) FetchAdd(ctx context.Context, off, delta uint64) (uint64, error) {
+	return r.Client.FetchAdd(ctx, r.Tenant, r.Region, off, delta)
 }

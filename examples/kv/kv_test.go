@@ -13,6 +13,7 @@ import (
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/examples/call"
+	"github.com/naam-project/naam/internal/workload"
 	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/verifier"
@@ -277,9 +278,22 @@ func TestOpsAgainstMap(t *testing.T) {
 				t.Fatalf("op %d: get = %+v, %v; want %x v%d in 1 round trip", op, rep, err, want.val, want.version)
 			}
 			counts["get hit"]++
-		case x < 7: // put
+		case x < 7: // put, by message or (one time in three) by one-sided verbs
 			v := value(r, int(cfg.ValueSize))
-			rep, err := n.am.Put(ctx, k, v)
+			var rep Reply
+			var err error
+			if x == 6 {
+				rep, err = n.rdma.Put(ctx, k, v)
+				if err == nil && (rep.RoundTrips < 4 || rep.RoundTrips > 6) {
+					t.Fatalf("op %d: rdma put in %d round trips", op, rep.RoundTrips)
+				}
+				counts["rdma put"]++
+			} else {
+				rep, err = n.am.Put(ctx, k, v)
+				if err == nil && rep.RoundTrips != 1 {
+					t.Fatalf("op %d: put in %d round trips", op, rep.RoundTrips)
+				}
+			}
 			if err != nil {
 				t.Fatalf("op %d: put: %v", op, err)
 			}
@@ -324,7 +338,7 @@ func TestOpsAgainstMap(t *testing.T) {
 		}
 	}
 	t.Logf("%v", counts)
-	for _, c := range []string{"get miss", "get hit", "put", "delete", "cas swapped", "cas refused"} {
+	for _, c := range []string{"get miss", "get hit", "put", "rdma put", "delete", "cas swapped", "cas refused"} {
 		if counts[c] == 0 {
 			t.Errorf("no %s", c)
 		}
@@ -635,5 +649,61 @@ func TestHotKeysInNICMem(t *testing.T) {
 	t.Logf("modelled GET: host memory %d ns, nicmem %d ns", c, h)
 	if h >= c || c-h < uint64(nic.Config().DMALatency.Nanoseconds()) {
 		t.Errorf("nicmem GET %d ns is not a DMA round trip cheaper than %d ns", h, c)
+	}
+}
+
+// TestYCSBThroughTargets loads records with the host Loader and runs a
+// short YCSB-B through both targets: every operation succeeds, the
+// active-message target takes 1 round trip per operation, the one-sided
+// one at least 2 per read; afterwards every record still reads back.
+func TestYCSBThroughTargets(t *testing.T) {
+	cfg := Config{Buckets: 4096, ValueSize: 64}
+	n := newNode(t, cfg)[0]
+	ctx := context.Background()
+	const records = 1500
+	if err := workload.Load(ctx, []workload.Target{Loader{n.table}, Loader{n.table}}, records, 64, 2); err != nil {
+		t.Fatal(err)
+	}
+	if n.table.Len() != records {
+		t.Fatalf("%d records loaded", n.table.Len())
+	}
+	wcfg := workload.Config{Mix: workload.MixB, Keys: workload.Zipfian, Records: records, ValueSize: 64, Clients: 2, Outstanding: 4, Ops: 4000}
+	for _, mode := range []string{workload.ModeAM, workload.ModeRDMA} {
+		var targets []workload.Target
+		for c := range 2 {
+			src := uint64(10 + c)
+			if mode == workload.ModeAM {
+				ids, _ := IDs(n.prog)
+				targets = append(targets, AMTarget{NewClient(&call.Local{NIC: n.nic, Tenant: tenant, Src: src}, cfg, ids)})
+			} else {
+				targets = append(targets, RDMATarget{NewRDMAClient(&call.LocalReader{NIC: n.nic, Tenant: tenant, Src: src, Region: n.region.Ref()}, cfg)})
+			}
+		}
+		st, err := workload.Run(ctx, wcfg, targets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mr := st.ModeResult(mode)
+		t.Logf("%s: %d ops (%d reads), %d errors, %.3f round trips/op, in process %.0f ops/s, p50 %.1f µs, p99 %.1f µs", mode, st.Ops, st.Reads, st.Errors, mr.RoundTripsPerOp, mr.OpsPerSec, mr.P50us, mr.P99us)
+		if st.Errors != 0 {
+			t.Errorf("%s: %d errors, first %v", mode, st.Errors, st.FirstError)
+		}
+		readRT := float64(st.RoundTrips) / float64(st.Ops)
+		switch mode {
+		case workload.ModeAM:
+			if readRT < 1 || readRT > 1.01 {
+				t.Errorf("am: %.3f round trips per op", readRT)
+			}
+		default:
+			if readRT < 2 {
+				t.Errorf("rdma: %.3f round trips per op", readRT)
+			}
+		}
+	}
+	for i := range uint64(records) {
+		v, _, err := n.table.Get(KeyOf(i))
+		if err != nil || len(v) != 64 {
+			t.Fatalf("record %d after the runs: %d bytes, %v", i, len(v), err)
+		}
 	}
 }
