@@ -33,7 +33,7 @@ var allowedImports = map[string][]string{
 	"examples/call":            {"nicrt"},
 	"examples/kv":              {"bytecode", "compiler", "lang", "nicrt", "examples/call"},
 	"examples/kv/cmd/kvserver": {"examples/kv", "internal/workload", "nicrt", "nicrt/transport", "nicrt/wire"},
-	"examples/kv/cmd/kvclient": {"examples/call", "examples/kv", "internal/workload", "nicrt", "nicrt/transport", "nicrt/wire"},
+	"examples/kv/cmd/kvclient": {"examples/call", "examples/kv", "internal/memcache", "internal/workload", "nicrt", "nicrt/transport", "nicrt/wire"},
 	"examples/chase":           {"bytecode", "compiler", "lang", "nicrt", "examples/call"},
 	"examples/rpc":             {"bytecode", "compiler", "lang", "nicrt", "examples/call"},
 	"internal/workload":        {},

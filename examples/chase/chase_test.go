@@ -23,7 +23,7 @@ type setup struct {
 	ids    HandlerIDs
 }
 
-func newSetup(t *testing.T, cfg Config) *setup {
+func newSetup(t testing.TB, cfg Config) *setup {
 	t.Helper()
 	nic, err := nicrt.New(nicrt.Config{})
 	if err != nil {

@@ -7,7 +7,7 @@
 //	kvclient -info kv.json cas KEY VERSION VALUE
 //	kvclient -info kv.json rdma-get KEY     READ the probe window, then READ the value
 //	kvclient -info kv.json rdma-put KEY VALUE
-//	kvclient -info kv.json ycsb [-mix B] [-dist zipfian] [-records N] [-ops N] [-duration D] [-clients N] [-outstanding K] [-modes am,rdma]
+//	kvclient -info kv.json ycsb [-mix B] [-dist zipfian] [-records N] [-ops N] [-duration D] [-clients N] [-outstanding K] [-modes am,rdma,memcached]
 //
 // KEY is a string of at most 16 bytes, or #N for record N (KeyOf(N)).
 // Each operation prints its result and the round trips it took; ycsb
@@ -28,6 +28,7 @@ import (
 
 	"github.com/naam-project/naam/examples/call"
 	"github.com/naam-project/naam/examples/kv"
+	"github.com/naam-project/naam/internal/memcache"
 	"github.com/naam-project/naam/internal/workload"
 	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/nicrt/transport"
@@ -179,7 +180,7 @@ func ycsb(ctx context.Context, c *conn, args []string, stdout, stderr io.Writer)
 	duration := fs.Duration("duration", 0, "time per mode (0: run for -ops)")
 	clients := fs.Int("clients", 2, "clients (one UDP socket and node id each)")
 	outstanding := fs.Int("outstanding", 8, "operations in flight per client")
-	modes := fs.String("modes", "am,rdma", "modes to run, in order")
+	modes := fs.String("modes", "am,rdma", "modes to run, in order: am, rdma, memcached (starts a local memcached and loads it first)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -203,7 +204,18 @@ func ycsb(ctx context.Context, c *conn, args []string, stdout, stderr io.Writer)
 	res := workload.Result{Workload: fmt.Sprintf("ycsb-%s %s %d records, %d-byte values", strings.ToLower(mix.Name), keys.Name, *records, wcfg.ValueSize)}
 	for _, mode := range strings.Split(*modes, ",") {
 		var targets []workload.Target
+		if mode == workload.ModeMemcached {
+			mc, stop, err := memcachedTargets(ctx, *clients, *outstanding, *records, wcfg.ValueSize)
+			if err != nil {
+				return fail(err)
+			}
+			defer stop()
+			targets = mc
+		}
 		for range *clients {
+			if mode == workload.ModeMemcached {
+				break
+			}
 			cl, err := c.dial()
 			if err != nil {
 				return fail(err)
@@ -216,7 +228,7 @@ func ycsb(ctx context.Context, c *conn, args []string, stdout, stderr io.Writer)
 			case workload.ModeRDMA:
 				targets = append(targets, kv.RDMATarget{C: rd})
 			default:
-				return fail(fmt.Errorf("unknown mode %q (am, rdma)", mode))
+				return fail(fmt.Errorf("unknown mode %q (am, rdma, memcached)", mode))
 			}
 		}
 		st, err := workload.Run(ctx, wcfg, targets)
@@ -232,4 +244,35 @@ func ycsb(ctx context.Context, c *conn, args []string, stdout, stderr io.Writer)
 		return fail(err)
 	}
 	return 0
+}
+
+// memcachedTargets starts memcached on loopback, connects one pipelined
+// client per benchmark client and loads the records.
+func memcachedTargets(ctx context.Context, clients, outstanding int, records uint64, valueSize int) ([]workload.Target, func(), error) {
+	srv, err := memcache.Start(ctx, memcache.ServerConfig{})
+	if err != nil {
+		return nil, nil, err
+	}
+	var conns []*memcache.Client
+	stop := func() {
+		for _, c := range conns {
+			c.Close()
+		}
+		srv.Close()
+	}
+	var targets []workload.Target
+	for range clients {
+		c, err := memcache.Dial(ctx, srv.Addr, outstanding)
+		if err != nil {
+			stop()
+			return nil, nil, err
+		}
+		conns = append(conns, c)
+		targets = append(targets, memcache.Records{Client: c})
+	}
+	if err := workload.Load(ctx, targets, records, valueSize, outstanding); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return targets, stop, nil
 }

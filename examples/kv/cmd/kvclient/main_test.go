@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -118,6 +119,28 @@ func TestYCSB(t *testing.T) {
 		if m.OpsPerSec <= 0 || m.P50us <= 0 || m.P99us < m.P50us {
 			t.Errorf("%+v", m)
 		}
+	}
+	if errOut.Len() != 0 {
+		t.Errorf("stderr: %s", errOut.String())
+	}
+}
+
+func TestYCSBMemcached(t *testing.T) {
+	if _, err := exec.LookPath("memcached"); err != nil {
+		t.Skip("memcached is not installed (apt-get install memcached)")
+	}
+	info := server(t, 500)
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"-info", info, "ycsb", "-records", "500", "-ops", "2000", "-clients", "2", "-outstanding", "4", "-modes", "memcached"}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var res workload.Result
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Modes) != 1 || res.Modes[0].Mode != "memcached" || res.Modes[0].RoundTripsPerOp != 1 || res.Modes[0].OpsPerSec <= 0 {
+		t.Errorf("%+v", res.Modes)
 	}
 	if errOut.Len() != 0 {
 		t.Errorf("stderr: %s", errOut.String())
