@@ -739,3 +739,27 @@ func TestLoadFactor(t *testing.T) {
 	}
 	t.Logf("%d records in %d buckets: the farthest is %d buckets from home", records, cfg.Buckets, far)
 }
+
+// FuzzDecode: the reply decoders never panic, and what DecodeGet accepts
+// is within the value size and aliases the reply.
+func FuzzDecode(f *testing.F) {
+	cfg := Config{ValueSize: 64}
+	good := make([]byte, cfg.GetReplySize())
+	binary.LittleEndian.PutUint32(good[8:], 64)
+	f.Add(good)
+	f.Add(make([]byte, 16))
+	f.Add(make([]byte, 8))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if _, v, err := cfg.DecodeGet(b); err == nil {
+			if len(v) > 64 || len(b) != cfg.GetReplySize() || int(binary.LittleEndian.Uint32(b[8:])) != len(v) {
+				t.Fatalf("accepted %d bytes with a %d-byte value", len(b), len(v))
+			}
+		}
+		if _, err := DecodeVersion(b); (err == nil) != (len(b) == VersionReplySize) {
+			t.Fatalf("DecodeVersion of %d bytes: %v", len(b), err)
+		}
+		if _, _, err := DecodeCAS(b); (err == nil) != (len(b) == CASReplySize) {
+			t.Fatalf("DecodeCAS of %d bytes: %v", len(b), err)
+		}
+	})
+}

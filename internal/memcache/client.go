@@ -36,7 +36,10 @@ type Client struct {
 	pending chan *request
 	err     error // set once, under wmu, when the connection broke
 
-	done chan struct{} // closed when the reader exits
+	quit     chan struct{} // closed by Close and by a failed write
+	quitOnce sync.Once
+	dead     chan struct{} // closed when the reader stops reading
+	done chan struct{} // closed when the reader has failed what was queued
 }
 
 type kind uint8
@@ -70,6 +73,8 @@ func Dial(ctx context.Context, addr string, maxInFlight int) (*Client, error) {
 		conn:    conn,
 		w:       bufio.NewWriterSize(conn, 64<<10),
 		pending: make(chan *request, maxInFlight),
+		quit:    make(chan struct{}),
+		dead:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
 	go c.readLoop(bufio.NewReaderSize(conn, 64<<10))
@@ -83,10 +88,13 @@ func (c *Client) Close() error {
 		c.err = ErrClosed
 	}
 	c.wmu.Unlock()
+	c.stop()
 	err := c.conn.Close()
 	<-c.done
 	return err
 }
+
+func (c *Client) stop() { c.quitOnce.Do(func() { close(c.quit) }) }
 
 func checkKey(key string) error {
 	if len(key) == 0 || len(key) > MaxKeyLen {
@@ -160,14 +168,18 @@ func (c *Client) send(r *request, write func(*bufio.Writer)) error {
 	if c.err != nil {
 		return c.err
 	}
+	// A full queue waits here, holding wmu, until the reader takes a
+	// request or dies; dead (not done) is closed before the reader needs
+	// wmu, so this cannot deadlock with it.
 	select {
 	case c.pending <- r:
-	case <-c.done:
+	case <-c.dead:
 		return ErrClosed
 	}
 	write(c.w)
 	if err := c.w.Flush(); err != nil {
 		c.err = fmt.Errorf("memcache: write: %w", err)
+		c.stop()
 		c.conn.Close() // the reader fails what is queued
 		return c.err
 	}
@@ -188,7 +200,13 @@ func (c *Client) readLoop(br *bufio.Reader) {
 			if _, err = br.Peek(1); err != nil {
 				break
 			}
-			r = <-c.pending
+			// Bytes came first: a reply to a request being queued now,
+			// or bytes nobody asked for (readReply then fails them).
+			select {
+			case r = <-c.pending:
+			case <-c.quit:
+				err = ErrClosed
+			}
 		}
 		if err != nil {
 			break
@@ -199,6 +217,7 @@ func (c *Client) readLoop(br *bufio.Reader) {
 		}
 		close(r.done)
 	}
+	close(c.dead)
 	c.wmu.Lock()
 	if c.err == nil {
 		c.err = fmt.Errorf("memcache: connection: %w", err)

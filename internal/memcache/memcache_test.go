@@ -228,3 +228,78 @@ func TestKeyOf(t *testing.T) {
 		t.Errorf("a missing binary: %v", err)
 	}
 }
+
+// TestFullQueueThenBreak: callers wait on a full in-flight queue while
+// the server holds its replies; when the connection breaks every caller
+// gets an error, none hangs.
+func TestFullQueueThenBreak(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := l.Accept()
+		if err == nil {
+			accepted <- c
+		}
+	}()
+	c, err := Dial(context.Background(), l.Addr().String(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	srv := <-accepted
+	var wg sync.WaitGroup
+	errs := make(chan error, 6)
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _, err := c.Get(context.Background(), fmt.Sprint("k", i))
+			errs <- err
+		}()
+	}
+	time.Sleep(50 * time.Millisecond) // two requests in flight, four callers waiting
+	srv.Close()
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(5 * time.Second):
+		t.Fatal("callers hang after the connection broke")
+	}
+	close(errs)
+	for err := range errs {
+		if err == nil {
+			t.Error("a call on a broken connection succeeded")
+		}
+	}
+}
+
+// FuzzReplies feeds arbitrary server bytes to a get and a set: the client
+// fails or answers, never panics or hangs.
+func FuzzReplies(f *testing.F) {
+	f.Add([]byte("VALUE k 0 2\r\nab\r\nEND\r\nSTORED\r\n"))
+	f.Add([]byte("END\r\nNOT_STORED\r\n"))
+	f.Add([]byte("VALUE k 0 -1\r\n"))
+	f.Add([]byte("SERVER_ERROR x\r\nERROR\r\n"))
+	f.Fuzz(func(t *testing.T, reply []byte) {
+		a, b := net.Pipe()
+		defer b.Close()
+		go func() {
+			buf := make([]byte, 4096)
+			b.Read(buf) // the get
+			b.Write(reply)
+			b.Close()
+		}()
+		c := &Client{conn: a, w: bufio.NewWriter(a), pending: make(chan *request, 4), quit: make(chan struct{}), dead: make(chan struct{}), done: make(chan struct{})}
+		go c.readLoop(bufio.NewReader(a))
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		c.Get(ctx, "k")
+		c.Set(ctx, "k", []byte("v"))
+		c.Close()
+	})
+}
