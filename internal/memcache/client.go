@@ -39,7 +39,7 @@ type Client struct {
 	quit     chan struct{} // closed by Close and by a failed write
 	quitOnce sync.Once
 	dead     chan struct{} // closed when the reader stops reading
-	done chan struct{} // closed when the reader has failed what was queued
+	done     chan struct{} // closed when the reader has failed what was queued
 }
 
 type kind uint8
