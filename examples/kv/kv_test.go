@@ -769,3 +769,40 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestHotSplit: the hottest Zipfian records live in a nicmem table, the
+// rest in host memory; a YCSB-C run through a SplitTarget finds every
+// record and sends the hot share of GETs to the nicmem table.
+func TestHotSplit(t *testing.T) {
+	nic, err := nicrt.New(nicrt.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nic.Close()
+	const records = 4000
+	coldCfg := Config{Region: "kv", Buckets: BucketsFor(records), ValueSize: 64}
+	hotCfg := Config{Region: "kv_hot", Buckets: BucketsFor(64), ValueSize: 64}
+	cold := install(t, nic, coldCfg, false)
+	hot := install(t, nic, hotCfg, true)
+	hotKeys := workload.HotKeys(workload.Zipfian, records, 64, 100_000, 1)
+	split := NewSplitTarget(Loader{hot.table}, Loader{cold.table}, hotKeys)
+	ctx := context.Background()
+	if err := workload.Load(ctx, []workload.Target{split}, records, 64, 1); err != nil {
+		t.Fatal(err)
+	}
+	if hot.table.Len() != 64 || cold.table.Len() != records-64 {
+		t.Fatalf("hot table %d records, cold %d", hot.table.Len(), cold.table.Len())
+	}
+	run := NewSplitTarget(AMTarget{hot.am}, AMTarget{cold.am}, hotKeys)
+	st, err := workload.Run(ctx, workload.Config{Mix: workload.MixC, Keys: workload.Zipfian, Records: records, Clients: 1, Outstanding: 2, Ops: 5000, Seed: 2}, []workload.Target{run})
+	if err != nil || st.Errors != 0 {
+		t.Fatalf("%v; %d errors, first %v", err, st.Errors, st.FirstError)
+	}
+	hs, _ := nic.HandlerStats(hot.am.ids.Get)
+	cs, _ := nic.HandlerStats(cold.am.ids.Get)
+	share := float64(hs.Runs) / float64(hs.Runs+cs.Runs)
+	t.Logf("%d GETs: %.1f%% to the nicmem table of 64 records", hs.Runs+cs.Runs, 100*share)
+	if hs.Runs+cs.Runs != 5000 || share < 0.1 {
+		t.Errorf("%d hot and %d cold GETs", hs.Runs, cs.Runs)
+	}
+}

@@ -64,3 +64,47 @@ func (l Loader) Put(ctx context.Context, key uint64, value []byte) (int, error) 
 		runtime.Gosched()
 	}
 }
+
+// RecordTarget is the shape of workload.Target (kv does not import the
+// workload package).
+type RecordTarget interface {
+	Get(ctx context.Context, key uint64) (int, error)
+	Put(ctx context.Context, key uint64, value []byte) (int, error)
+}
+
+// SplitTarget sends the records in a hot set to one target (a table in a
+// nicmem region, say) and every other record to another. Each record
+// must have been loaded where it is routed.
+type SplitTarget struct {
+	Hot, Cold RecordTarget
+	hot       map[uint64]bool
+}
+
+// NewSplitTarget routes hotRecords to hot, the rest to cold.
+func NewSplitTarget(hot, cold RecordTarget, hotRecords []uint64) *SplitTarget {
+	s := &SplitTarget{Hot: hot, Cold: cold, hot: make(map[uint64]bool, len(hotRecords))}
+	for _, r := range hotRecords {
+		s.hot[r] = true
+	}
+	return s
+}
+
+// IsHot says where record key goes.
+func (s *SplitTarget) IsHot(key uint64) bool { return s.hot[key] }
+
+func (s *SplitTarget) pick(key uint64) RecordTarget {
+	if s.hot[key] {
+		return s.Hot
+	}
+	return s.Cold
+}
+
+// Get implements workload.Target.
+func (s *SplitTarget) Get(ctx context.Context, key uint64) (int, error) {
+	return s.pick(key).Get(ctx, key)
+}
+
+// Put implements workload.Target.
+func (s *SplitTarget) Put(ctx context.Context, key uint64, value []byte) (int, error) {
+	return s.pick(key).Put(ctx, key, value)
+}

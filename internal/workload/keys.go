@@ -1,9 +1,11 @@
 package workload
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // KeyGen draws record numbers in [0, N). A KeyGen is not safe for
@@ -136,4 +138,27 @@ func FNVHash64(v uint64) uint64 {
 		h = uint64(-int64(h)) // Math.abs; MinInt64 stays negative in Java, and as a uint64 it is 2^63
 	}
 	return h
+}
+
+// HotKeys returns the k records drawn most often in samples draws of d
+// over records keys (seeded), most frequent first: the records a service
+// may place in faster memory (examples/kv's nicmem table). Ties go to the
+// lower record.
+func HotKeys(d Distribution, records uint64, k, samples int, seed uint64) []uint64 {
+	g := d.New(records, rand.New(rand.NewPCG(seed, 0x686f74)))
+	counts := map[uint64]int{}
+	for range samples {
+		counts[g.Next()]++
+	}
+	keys := make([]uint64, 0, len(counts))
+	for r := range counts {
+		keys = append(keys, r)
+	}
+	slices.SortFunc(keys, func(a, b uint64) int {
+		if c := cmp.Compare(counts[b], counts[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	return keys[:min(k, len(keys))]
 }

@@ -437,3 +437,35 @@ func TestPlots(t *testing.T) {
 		}
 	}
 }
+
+func TestHotKeys(t *testing.T) {
+	const n = 10_000
+	hot := HotKeys(Zipfian, n, 100, 200_000, 1)
+	if len(hot) != 100 {
+		t.Fatalf("%d hot keys", len(hot))
+	}
+	set := map[uint64]bool{}
+	for _, k := range hot {
+		set[k] = true
+	}
+	// With another seed, the hot set takes a large share of the draws:
+	// about 20% for the top 1% of keys under θ = 0.99 (Σ_{i≤100} i^-0.99
+	// / ζ(10^10) = 19.4%, plus the hot records' share of the scattered
+	// tail).
+	g := Zipfian.New(n, rand.New(rand.NewPCG(77, 77)))
+	hits := 0
+	const draws = 100_000
+	for range draws {
+		if set[g.Next()] {
+			hits++
+		}
+	}
+	share := float64(hits) / draws
+	t.Logf("the 100 hottest of %d records take %.1f%% of the draws", n, 100*share)
+	if share < 0.17 || share > 0.25 {
+		t.Errorf("hot share %.3f", share)
+	}
+	if u := HotKeys(Uniform, 50, 100, 10_000, 1); len(u) != 50 {
+		t.Errorf("%d hot keys of 50 records", len(u))
+	}
+}
