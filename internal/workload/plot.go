@@ -109,3 +109,18 @@ func logTicks125(min, max float64) []plot.Tick {
 	}
 	return ticks
 }
+
+// WritePlots writes both plots of runs: the latency CDF to cdfPath and
+// the throughput bars to throughputPath, titled with the workload.
+func WritePlots(cdfPath, throughputPath, workload string, runs []ModeRun) error {
+	series := make([]Series, len(runs))
+	modes := make([]ModeResult, len(runs))
+	for i, r := range runs {
+		series[i] = Series{Mode: r.Mode, Latency: &r.Stats.Latency}
+		modes[i] = r.Stats.ModeResult(r.Mode)
+	}
+	if err := PlotCDF(cdfPath, workload+": latency", series); err != nil {
+		return err
+	}
+	return PlotThroughput(throughputPath, workload+": throughput", modes)
+}

@@ -36,3 +36,18 @@ func (r Result) WriteJSON(w io.Writer) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
 }
+
+// ModeRun is one mode's run, for NewResult and WritePlots.
+type ModeRun struct {
+	Mode  string
+	Stats *Stats
+}
+
+// NewResult is the benchmark's JSON for runs, in their order.
+func NewResult(workload string, runs []ModeRun) Result {
+	r := Result{Workload: workload, Modes: make([]ModeResult, 0, len(runs))}
+	for _, run := range runs {
+		r.Modes = append(r.Modes, run.Stats.ModeResult(run.Mode))
+	}
+	return r
+}

@@ -331,6 +331,19 @@ func TestRunOps(t *testing.T) {
 		t.Errorf("latency: %d values, p50 %v (each op sleeps 50µs)", st.Latency.Count(), st.Latency.Quantile(0.5))
 	}
 	mr := st.ModeResult(ModeAM)
+	res := NewResult("fake", []ModeRun{{ModeAM, st}, {ModeRDMA, st}})
+	if len(res.Modes) != 2 || res.Modes[0] != mr || res.Modes[1].Mode != ModeRDMA || res.Workload != "fake" {
+		t.Errorf("NewResult = %+v", res)
+	}
+	dir := t.TempDir()
+	if err := WritePlots(filepath.Join(dir, "c.png"), filepath.Join(dir, "t.png"), "fake", []ModeRun{{ModeAM, st}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"c.png", "t.png"} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() < 1000 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
 	if mr.OpsPerSec <= 0 || mr.P99us < mr.P50us || mr.P50us < 50 {
 		t.Errorf("mode result %+v", mr)
 	}
