@@ -7,7 +7,7 @@
 //	kvclient -info kv.json cas KEY VERSION VALUE
 //	kvclient -info kv.json rdma-get KEY     READ the probe window, then READ the value
 //	kvclient -info kv.json rdma-put KEY VALUE
-//	kvclient -info kv.json ycsb [-mix B] [-dist zipfian] [-records N] [-ops N] [-duration D] [-clients N] [-outstanding K] [-modes am,rdma,memcached]
+//	kvclient -info kv.json ycsb [-mix B] [-dist zipfian] [-records N] [-ops N] [-duration D] [-clients N] [-outstanding K] [-modes am,rdma,memcached] [-cdf F.png] [-throughput F.png]
 //
 // KEY is a string of at most 16 bytes, or #N for record N (KeyOf(N)).
 // Each operation prints its result and the round trips it took; ycsb

@@ -166,6 +166,8 @@ func ycsb(ctx context.Context, c *conn, args []string, stdout, stderr io.Writer)
 	duration := fs.Duration("duration", 0, "time per mode (0: run for -ops)")
 	clients := fs.Int("clients", 2, "clients (one UDP socket and node id each)")
 	outstanding := fs.Int("outstanding", 8, "operations in flight per client")
+	cdf := fs.String("cdf", "", "write the latency CDF of the modes to this PNG")
+	tput := fs.String("throughput", "", "write the throughput bars of the modes to this PNG")
 	modes := fs.String("modes", "am,rdma", "modes to run, in order: am, rdma, memcached (starts a local memcached and loads it first)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -187,6 +189,7 @@ func ycsb(ctx context.Context, c *conn, args []string, stdout, stderr io.Writer)
 	}
 	wcfg := workload.Config{Mix: mix, Keys: keys, Records: *records, ValueSize: int(c.info.Config.ValueSize),
 		Clients: *clients, Outstanding: *outstanding, Ops: *ops, Duration: *duration}
+	var runs []workload.ModeRun
 	res := workload.Result{Workload: fmt.Sprintf("ycsb-%s %s %d records, %d-byte values", strings.ToLower(mix.Name), keys.Name, *records, wcfg.ValueSize)}
 	for _, mode := range strings.Split(*modes, ",") {
 		var targets []workload.Target
@@ -225,6 +228,24 @@ func ycsb(ctx context.Context, c *conn, args []string, stdout, stderr io.Writer)
 			fmt.Fprintf(stderr, "kvclient: ycsb %s: %d operations failed, the first: %v\n", mode, st.Errors, st.FirstError)
 		}
 		res.Modes = append(res.Modes, st.ModeResult(mode))
+		runs = append(runs, workload.ModeRun{Mode: mode, Stats: st})
+	}
+	if *cdf != "" || *tput != "" {
+		dir, err := os.MkdirTemp("", "kvclient-plots")
+		if err != nil {
+			return fail(err)
+		}
+		defer os.RemoveAll(dir)
+		c, t := *cdf, *tput
+		if c == "" {
+			c = dir + "/cdf.png"
+		}
+		if t == "" {
+			t = dir + "/throughput.png"
+		}
+		if err := workload.WritePlots(c, t, res.Workload, runs); err != nil {
+			return fail(err)
+		}
 	}
 	if err := res.WriteJSON(stdout); err != nil {
 		return fail(err)

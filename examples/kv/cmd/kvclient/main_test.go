@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -99,7 +100,8 @@ func TestCommands(t *testing.T) {
 func TestYCSB(t *testing.T) {
 	info := server(t, 2000)
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), []string{"-info", info, "ycsb", "-records", "2000", "-ops", "3000", "-clients", "2", "-outstanding", "4", "-mix", "C"}, &out, &errOut)
+	cdf := filepath.Join(t.TempDir(), "cdf.png")
+	code := run(context.Background(), []string{"-info", info, "ycsb", "-records", "2000", "-ops", "3000", "-clients", "2", "-outstanding", "4", "-mix", "C", "-cdf", cdf}, &out, &errOut)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
@@ -122,6 +124,9 @@ func TestYCSB(t *testing.T) {
 	}
 	if errOut.Len() != 0 {
 		t.Errorf("stderr: %s", errOut.String())
+	}
+	if fi, err := os.Stat(cdf); err != nil || fi.Size() < 1000 {
+		t.Errorf("the CDF plot: %v", err)
 	}
 }
 
