@@ -39,6 +39,9 @@ func (c *RDMAClient) Put(ctx context.Context, key Key, value []byte) (Reply, err
 		if !errors.Is(err, ErrBusy) || try >= tries {
 			return rep, err
 		}
+		if err := backoff(ctx, try); err != nil {
+			return rep, err
+		}
 	}
 }
 

@@ -27,9 +27,10 @@ const demoSecret = "6e61616d2d6b762d64656d6f2d7365637265742d6e6f742d666f722d7573
 func main() { os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)) }
 
 type conn struct {
-	info kv.Info
-	keys wire.KeyMap
-	node uint32
+	info  kv.Info
+	keys  wire.KeyMap
+	node  uint32
+	tries int
 }
 
 func (c *conn) dial() (*nicrt.Client, error) {
@@ -41,7 +42,7 @@ func (c *conn) dial() (*nicrt.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl, err := nicrt.Dial(uc, ap, nicrt.ClientConfig{Node: c.node, Server: c.info.Node, Keys: c.keys})
+	cl, err := nicrt.Dial(uc, ap, nicrt.ClientConfig{Node: c.node, Server: c.info.Node, Keys: c.keys, MaxTries: c.tries})
 	if err != nil {
 		uc.Close()
 		return nil, err
@@ -74,6 +75,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	secret := fs.String("secret", demoSecret, "the tenant's MAC secret, hex")
 	node := fs.Uint("node", 100, "this client's node id (ycsb clients take the following ones)")
 	timeout := fs.Duration("timeout", 5*time.Second, "deadline of a single operation")
+	tries := fs.Int("tries", 0, "sends of a request before it times out (0: nicrt's default, 8)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -97,7 +99,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	c := &conn{info: info, keys: wire.KeyMap{info.Tenant: key}, node: uint32(*node)}
+	c := &conn{info: info, keys: wire.KeyMap{info.Tenant: key}, node: uint32(*node), tries: *tries}
 	cmd, rest := fs.Arg(0), fs.Args()[1:]
 	if cmd == "ycsb" {
 		return ycsb(ctx, c, rest, stdout, stderr)

@@ -53,7 +53,7 @@ func TestServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := nicrt.Dial(uc, netip.MustParseAddrPort(got.Addr), nicrt.ClientConfig{Node: 50, Server: got.Node, Keys: wire.KeyMap{got.Tenant: key}})
+	cl, err := nicrt.Dial(uc, netip.MustParseAddrPort(got.Addr), nicrt.ClientConfig{Node: 50, Server: got.Node, Keys: wire.KeyMap{got.Tenant: key}, MaxTries: 40})
 	if err != nil {
 		t.Fatal(err)
 	}
