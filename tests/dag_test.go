@@ -31,6 +31,14 @@ var allowedImports = map[string][]string{
 	"nicrt/transport":          {},
 	"nicrt/wire":               {"internal/msgpackshape"},
 	"host":                     {"nicrt", "nicrt/wire", "nicrt/transport", "bytecode"},
+	"examples/call":            {"nicrt"},
+	"examples/kv":              {"bytecode", "compiler", "lang", "nicrt", "examples/call"},
+	"examples/kv/cmd/kvserver": {"examples/kv", "internal/workload", "nicrt", "nicrt/transport", "nicrt/wire"},
+	"examples/kv/cmd/kvclient": {"examples/call", "examples/kv", "internal/memcache", "internal/workload", "nicrt", "nicrt/transport", "nicrt/wire"},
+	"examples/chase":           {"bytecode", "compiler", "lang", "nicrt", "examples/call"},
+	"examples/rpc":             {"bytecode", "compiler", "lang", "nicrt", "examples/call"},
+	"internal/workload":        {},
+	"internal/memcache":        {},
 }
 
 // TestPackageDAG checks every package's NAAM imports (non-test code)

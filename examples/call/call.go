@@ -1,0 +1,181 @@
+package call
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/naam-project/naam/nicrt"
+)
+
+// Caller runs handler (a node-wide id from the install) with payload and
+// returns the reply. A handler's fail(CODE) is a *nicrt.HandlerError.
+// Implementations are safe for concurrent use.
+type Caller interface {
+	Call(ctx context.Context, handler uint32, payload []byte) ([]byte, error)
+}
+
+// Reader reads n bytes at off of one region, as the built-in READ verb
+// does: one round trip per call.
+type Reader interface {
+	Read(ctx context.Context, off uint64, n uint32) ([]byte, error)
+}
+
+// Verbs are the one-sided operations on one region that an RDMA-style
+// writer needs besides READ: WRITE, CAS and FETCH-ADD on 8-byte words
+// (nicrt's built-in verbs). Each call is one round trip.
+type Verbs interface {
+	Reader
+	Write(ctx context.Context, off uint64, data []byte) error
+	CompareAndSwap(ctx context.Context, off, expected, desired uint64) (old uint64, swapped bool, err error)
+	FetchAdd(ctx context.Context, off, delta uint64) (old uint64, err error)
+}
+
+// Code reports the handler's own error code in err, if err is one.
+func Code(err error) (uint32, bool) {
+	var he *nicrt.HandlerError
+	if errors.As(err, &he) {
+		return he.Code, true
+	}
+	return 0, false
+}
+
+// Local calls handlers of an in-process NIC as Tenant from node Src.
+// Request ids come from a counter of its own.
+type Local struct {
+	NIC    *nicrt.NIC
+	Tenant uint64
+	Src    uint64
+	ids    atomic.Uint64
+}
+
+// Call implements Caller with NIC.Call. The context is checked before the
+// call only: the in-process NIC always answers.
+func (l *Local) Call(ctx context.Context, handler uint32, payload []byte) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r := l.NIC.Call(&nicrt.Message{
+		Tenant:    l.Tenant,
+		Handler:   handler,
+		RequestID: l.ids.Add(1),
+		SrcNode:   l.Src,
+		Payload:   payload,
+	})
+	return replyResult(r)
+}
+
+// replyResult turns a NIC reply into a Caller's result.
+func replyResult(r nicrt.Reply) ([]byte, error) {
+	switch r.Status {
+	case nicrt.StatusOK:
+		return r.Data, nil
+	case nicrt.StatusError:
+		return nil, &nicrt.HandlerError{Code: uint32(r.Code)}
+	}
+	if r.Err != nil {
+		return nil, fmt.Errorf("call: %v: %w", r.Status, r.Err)
+	}
+	return nil, fmt.Errorf("call: %v", r.Status)
+}
+
+// LocalReader runs the built-in verbs on a region of an in-process NIC:
+// a Reader and Verbs.
+type LocalReader struct {
+	NIC    *nicrt.NIC
+	Tenant uint64
+	Src    uint64
+	Region nicrt.RegionRef
+	ids    atomic.Uint64
+}
+
+func (l *LocalReader) verb(ctx context.Context, handler uint32, payload []byte) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r := l.NIC.Call(&nicrt.Message{
+		Tenant:    l.Tenant,
+		Handler:   handler,
+		RequestID: l.ids.Add(1),
+		SrcNode:   l.Src,
+		Payload:   payload,
+	})
+	return replyResult(r)
+}
+
+// Read implements Reader.
+func (l *LocalReader) Read(ctx context.Context, off uint64, n uint32) ([]byte, error) {
+	return l.verb(ctx, nicrt.HandlerRead, nicrt.AppendRead(nil, l.Region, off, n))
+}
+
+// Write implements Verbs.
+func (l *LocalReader) Write(ctx context.Context, off uint64, data []byte) error {
+	_, err := l.verb(ctx, nicrt.HandlerWrite, nicrt.AppendWrite(nil, l.Region, off, data))
+	return err
+}
+
+// CompareAndSwap implements Verbs.
+func (l *LocalReader) CompareAndSwap(ctx context.Context, off, expected, desired uint64) (uint64, bool, error) {
+	out, err := l.verb(ctx, nicrt.HandlerCAS, nicrt.AppendCAS(nil, l.Region, off, expected, desired))
+	if err != nil {
+		return 0, false, err
+	}
+	if len(out) != 8 {
+		return 0, false, fmt.Errorf("call: CAS reply of %d bytes", len(out))
+	}
+	old := binary.LittleEndian.Uint64(out)
+	return old, old == expected, nil
+}
+
+// FetchAdd implements Verbs.
+func (l *LocalReader) FetchAdd(ctx context.Context, off, delta uint64) (uint64, error) {
+	out, err := l.verb(ctx, nicrt.HandlerFetchAdd, nicrt.AppendFetchAdd(nil, l.Region, off, delta))
+	if err != nil {
+		return 0, err
+	}
+	if len(out) != 8 {
+		return 0, fmt.Errorf("call: FETCH-ADD reply of %d bytes", len(out))
+	}
+	return binary.LittleEndian.Uint64(out), nil
+}
+
+// Remote calls handlers of a node over the network as Tenant.
+type Remote struct {
+	Client *nicrt.Client
+	Tenant uint32
+}
+
+// Call implements Caller with Client.Call.
+func (r Remote) Call(ctx context.Context, handler uint32, payload []byte) ([]byte, error) {
+	return r.Client.Call(ctx, r.Tenant, handler, payload)
+}
+
+// RemoteReader runs the built-in verbs on a region of a node over the
+// network: a Reader and Verbs.
+type RemoteReader struct {
+	Client *nicrt.Client
+	Tenant uint32
+	Region nicrt.RegionRef
+}
+
+// Read implements Reader with Client.Read.
+func (r RemoteReader) Read(ctx context.Context, off uint64, n uint32) ([]byte, error) {
+	return r.Client.Read(ctx, r.Tenant, r.Region, off, n)
+}
+
+// Write implements Verbs with Client.Write.
+func (r RemoteReader) Write(ctx context.Context, off uint64, data []byte) error {
+	return r.Client.Write(ctx, r.Tenant, r.Region, off, data)
+}
+
+// CompareAndSwap implements Verbs with Client.CompareAndSwap.
+func (r RemoteReader) CompareAndSwap(ctx context.Context, off, expected, desired uint64) (uint64, bool, error) {
+	return r.Client.CompareAndSwap(ctx, r.Tenant, r.Region, off, expected, desired)
+}
+
+// FetchAdd implements Verbs with Client.FetchAdd.
+func (r RemoteReader) FetchAdd(ctx context.Context, off, delta uint64) (uint64, error) {
+	return r.Client.FetchAdd(ctx, r.Tenant, r.Region, off, delta)
+}

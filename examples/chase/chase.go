@@ -1,0 +1,356 @@
+package chase
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"text/template"
+
+	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/compiler"
+	"github.com/naam-project/naam/examples/call"
+	"github.com/naam-project/naam/lang"
+	"github.com/naam-project/naam/nicrt"
+)
+
+//go:embed chase.naam.tmpl
+var sourceTemplate string
+
+var tmpl = template.Must(template.New("chase.naam").Parse(sourceTemplate))
+
+// The node layout.
+const (
+	NodeSize  = 24
+	NodeKey   = 0  // u64
+	NodeValue = 8  // u64
+	NodeNext  = 16 // u32, NIL at the end of a list
+	NIL       = 0xffff_ffff
+)
+
+// Fail codes of the handlers.
+const (
+	CodeNotFound = 1 // lookup: the list ended without the key
+	CodeEnd      = 2 // walk: the list ended before the hop count
+	CodeBadHops  = 3 // walk: hops is 0 or more than MaxHops
+	CodeTooLong  = 4 // lookup: MaxHops nodes visited without the key
+)
+
+// Handler names, in object order.
+const (
+	HandlerWalk   = "walk"
+	HandlerLookup = "lookup"
+)
+
+// Limits of a Config. 256 hops verify at about 3,200 instructions, over
+// the NIC budget (2,000): such a walk runs on a host core.
+const MaxMaxHops = 256
+
+// Config is one list region's parameters.
+type Config struct {
+	Region  string // default "chase"
+	Nodes   uint32 // default 4096; at most NIL
+	MaxHops uint32 // default 64, at most MaxMaxHops
+}
+
+// DefaultConfig is 4096 nodes, 64 hops.
+func DefaultConfig() Config { return Config{Region: "chase", Nodes: 4096, MaxHops: 64} }
+
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Region == "" {
+		c.Region = d.Region
+	}
+	if c.Nodes == 0 {
+		c.Nodes = d.Nodes
+	}
+	if c.MaxHops == 0 {
+		c.MaxHops = d.MaxHops
+	}
+	return c
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Validate reports what is wrong with c.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case !identRE.MatchString(c.Region) || lang.IsKeyword(c.Region):
+		return fmt.Errorf("chase: region name %q is not an identifier", c.Region)
+	case c.MaxHops > MaxMaxHops:
+		return fmt.Errorf("chase: %d hops, at most %d", c.MaxHops, MaxMaxHops)
+	case c.Nodes == NIL || c.RegionSize() > bytecode.MaxRegionSize:
+		return fmt.Errorf("chase: %d nodes do not fit a region", c.Nodes)
+	}
+	return nil
+}
+
+// RegionSize is the list region's size.
+func (c Config) RegionSize() uint64 { return uint64(c.withDefaults().Nodes) * NodeSize }
+
+// Source is the program for c.
+func Source(c Config) ([]byte, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := tmpl.Execute(&b, c.withDefaults()); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Compile compiles the program for c (nicrt.NIC.Install verifies it).
+func Compile(c Config) (*bytecode.Object, error) {
+	src, err := Source(c)
+	if err != nil {
+		return nil, err
+	}
+	fset := lang.NewFileSet()
+	obj, err := compiler.Compile(fset, "chase.naam", src)
+	if err != nil {
+		var msg bytes.Buffer
+		lang.Print(&msg, fset, err)
+		return nil, fmt.Errorf("chase: compile: %w\n%s", err, msg.String())
+	}
+	return obj, nil
+}
+
+// Node is one list node as the host sees it.
+type Node struct {
+	Key, Value uint64
+	Next       uint32
+}
+
+// SetNode writes node i into region bytes mem.
+func SetNode(mem []byte, i uint32, n Node) error {
+	off := uint64(i) * NodeSize
+	if off+NodeSize > uint64(len(mem)) {
+		return fmt.Errorf("chase: node %d is outside a region of %d bytes", i, len(mem))
+	}
+	b := mem[off : off+NodeSize]
+	binary.LittleEndian.PutUint64(b[NodeKey:], n.Key)
+	binary.LittleEndian.PutUint64(b[NodeValue:], n.Value)
+	binary.LittleEndian.PutUint32(b[NodeNext:], n.Next)
+	clear(b[NodeNext+4:])
+	return nil
+}
+
+// DecodeNode reads a node from its NodeSize bytes.
+func DecodeNode(b []byte) (Node, error) {
+	if len(b) != NodeSize {
+		return Node{}, fmt.Errorf("chase: node of %d bytes, want %d", len(b), NodeSize)
+	}
+	return Node{
+		Key:   binary.LittleEndian.Uint64(b[NodeKey:]),
+		Value: binary.LittleEndian.Uint64(b[NodeValue:]),
+		Next:  binary.LittleEndian.Uint32(b[NodeNext:]),
+	}, nil
+}
+
+// ValueOf is the value BuildList gives the node with key k.
+func ValueOf(k uint64) uint64 { return k*0x9e3779b97f4a7c15 ^ 0x5eed }
+
+// BuildList writes a list of length nodes into mem, each in a slot drawn
+// at random (so consecutive nodes are not neighbours in memory), with
+// keys 0, 1, … in list order and values ValueOf(key). It returns the head
+// and the slots in list order.
+func BuildList(mem []byte, cfg Config, length int, r *rand.Rand) (head uint32, order []uint32, err error) {
+	cfg = cfg.withDefaults()
+	if length <= 0 || uint64(length) > uint64(cfg.Nodes) {
+		return NIL, nil, fmt.Errorf("chase: a list of %d nodes in %d slots", length, cfg.Nodes)
+	}
+	if uint64(len(mem)) < cfg.RegionSize() {
+		return NIL, nil, fmt.Errorf("chase: region of %d bytes, want %d", len(mem), cfg.RegionSize())
+	}
+	perm := r.Perm(int(cfg.Nodes))
+	order = make([]uint32, length)
+	for p := range order {
+		order[p] = uint32(perm[p])
+	}
+	for p, slot := range order {
+		next := uint32(NIL)
+		if p+1 < length {
+			next = order[p+1]
+		}
+		if err := SetNode(mem, slot, Node{Key: uint64(p), Value: ValueOf(uint64(p)), Next: next}); err != nil {
+			return NIL, nil, err
+		}
+	}
+	return order[0], order, nil
+}
+
+// Errors of the clients, one per fail code.
+var (
+	ErrNotFound = errors.New("chase: key not in the list")
+	ErrEnd      = errors.New("chase: the list ended before the hop count")
+	ErrBadHops  = errors.New("chase: hop count 0 or over the maximum")
+	ErrTooLong  = errors.New("chase: the key is further than the maximum hops")
+)
+
+// codeError maps a handler's fail code to its sentinel; other codes (the
+// language's reserved ones) keep err, the *nicrt.HandlerError.
+func codeError(code uint32, err error) error {
+	switch code {
+	case CodeNotFound:
+		return ErrNotFound
+	case CodeEnd:
+		return ErrEnd
+	case CodeBadHops:
+		return ErrBadHops
+	case CodeTooLong:
+		return ErrTooLong
+	}
+	return fmt.Errorf("chase: handler failed: %w", err)
+}
+
+// Result is what a walk or lookup found and what it cost.
+type Result struct {
+	Index      uint32 // the last node visited (Walk)
+	Key, Value uint64
+	Hops       uint32 // nodes visited
+	RoundTrips int
+}
+
+// HandlerIDs are an installed program's handler ids.
+type HandlerIDs struct{ Walk, Lookup uint32 }
+
+// IDs finds them in p.
+func IDs(p *nicrt.Program) (HandlerIDs, error) {
+	w, ok1 := p.HandlerID(HandlerWalk)
+	l, ok2 := p.HandlerID(HandlerLookup)
+	if !ok1 || !ok2 {
+		return HandlerIDs{}, errors.New("chase: the program has no walk or lookup handler")
+	}
+	return HandlerIDs{Walk: w, Lookup: l}, nil
+}
+
+// Client walks lists with one active message per walk.
+type Client struct {
+	c   call.Caller
+	ids HandlerIDs
+}
+
+// NewClient is a client of the handlers ids through c.
+func NewClient(c call.Caller, ids HandlerIDs) *Client { return &Client{c: c, ids: ids} }
+
+func (c *Client) call(ctx context.Context, h uint32, a uint32, b uint64, bsize int) ([]byte, error) {
+	req := make([]byte, 0, 16)
+	req = binary.LittleEndian.AppendUint32(req, a)
+	if bsize == 4 {
+		req = binary.LittleEndian.AppendUint32(req, uint32(b))
+	} else {
+		req = binary.LittleEndian.AppendUint32(req, 0) // padding before the u64
+		req = binary.LittleEndian.AppendUint64(req, b)
+	}
+	out, err := c.c.Call(ctx, h, req)
+	if code, ok := call.Code(err); ok {
+		return nil, codeError(code, err)
+	}
+	return out, err
+}
+
+// Walk visits hops nodes from head on the node: one round trip.
+func (c *Client) Walk(ctx context.Context, head, hops uint32) (Result, error) {
+	res := Result{RoundTrips: 1}
+	out, err := c.call(ctx, c.ids.Walk, head, uint64(hops), 4)
+	if err != nil {
+		return res, err
+	}
+	if len(out) != 24 {
+		return res, fmt.Errorf("chase: walk reply of %d bytes, want 24", len(out))
+	}
+	res.Index = binary.LittleEndian.Uint32(out)
+	res.Key = binary.LittleEndian.Uint64(out[8:])
+	res.Value = binary.LittleEndian.Uint64(out[16:])
+	res.Hops = hops
+	return res, nil
+}
+
+// Lookup finds key from head on the node: one round trip.
+func (c *Client) Lookup(ctx context.Context, head uint32, key uint64) (Result, error) {
+	res := Result{RoundTrips: 1, Key: key}
+	out, err := c.call(ctx, c.ids.Lookup, head, key, 8)
+	if err != nil {
+		return res, err
+	}
+	if len(out) != 16 {
+		return res, fmt.Errorf("chase: lookup reply of %d bytes, want 16", len(out))
+	}
+	res.Value = binary.LittleEndian.Uint64(out)
+	res.Hops = binary.LittleEndian.Uint32(out[8:])
+	return res, nil
+}
+
+// RDMAClient walks lists with one READ per node visited.
+type RDMAClient struct {
+	r   call.Reader
+	cfg Config
+}
+
+// NewRDMAClient reads the list region cfg through r.
+func NewRDMAClient(r call.Reader, cfg Config) *RDMAClient {
+	return &RDMAClient{r: r, cfg: cfg.withDefaults()}
+}
+
+func (c *RDMAClient) read(ctx context.Context, i uint32, res *Result) (Node, error) {
+	if i >= c.cfg.Nodes {
+		return Node{}, fmt.Errorf("chase: link to node %d of %d", i, c.cfg.Nodes)
+	}
+	res.RoundTrips++
+	res.Hops++
+	b, err := c.r.Read(ctx, uint64(i)*NodeSize, NodeSize)
+	if err != nil {
+		return Node{}, err
+	}
+	return DecodeNode(b)
+}
+
+// Walk visits hops nodes from head, reading each.
+func (c *RDMAClient) Walk(ctx context.Context, head, hops uint32) (Result, error) {
+	var res Result
+	if hops == 0 || hops > c.cfg.MaxHops {
+		return res, ErrBadHops
+	}
+	i := head
+	for {
+		if i == NIL {
+			return res, ErrEnd
+		}
+		n, err := c.read(ctx, i, &res)
+		if err != nil {
+			return res, err
+		}
+		if res.Hops == hops {
+			res.Index, res.Key, res.Value = i, n.Key, n.Value
+			return res, nil
+		}
+		i = n.Next
+	}
+}
+
+// Lookup finds key from head, reading node after node.
+func (c *RDMAClient) Lookup(ctx context.Context, head uint32, key uint64) (Result, error) {
+	res := Result{Key: key}
+	i := head
+	for res.Hops < c.cfg.MaxHops {
+		if i == NIL {
+			return res, ErrNotFound
+		}
+		n, err := c.read(ctx, i, &res)
+		if err != nil {
+			return res, err
+		}
+		if n.Key == key {
+			res.Value = n.Value
+			return res, nil
+		}
+		i = n.Next
+	}
+	return res, ErrTooLong
+}

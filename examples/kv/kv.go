@@ -1,0 +1,254 @@
+package kv
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"math/bits"
+	"regexp"
+	"text/template"
+
+	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/compiler"
+	"github.com/naam-project/naam/lang"
+)
+
+//go:embed kv.naam.tmpl
+var sourceTemplate string
+
+var tmpl = template.Must(template.New("kv.naam").Parse(sourceTemplate))
+
+// KeySize is the size of every key.
+const KeySize = 16
+
+// The bucket header, BucketSize bytes, Buckets of them from offset 0.
+const (
+	BucketSize    = 32
+	BucketVersion = 0  // u64: sequence lock, even when stable, +2 per write
+	BucketKey     = 8  // [u8; 16]
+	BucketVLen    = 24 // u32: bytes of the value in use
+	BucketState   = 28 // u32: StateEmpty, StateUsed or StateDeleted
+)
+
+// Bucket states.
+const (
+	StateEmpty   = 0
+	StateUsed    = 1
+	StateDeleted = 2 // a tombstone: probes go past it, PUT reuses it
+)
+
+// A value slot, Config.SlotSize() bytes, from Config.SlotsOffset(); the
+// value of bucket i is slot i.
+const (
+	SlotVersion = 0 // u64: the bucket's version when this value was written
+	SlotData    = 8 // [u8; ValueSize]
+)
+
+// Fail codes of the handlers (the constants of kv.naam.tmpl).
+const (
+	CodeNotFound = 1 // no such key within the probe window
+	CodeBusy     = 2 // a writer holds the bucket, or it changed during a GET: retry
+	CodeFull     = 3 // PUT: no free bucket within the probe window
+	CodeTooLong  = 4 // the request's vlen is larger than ValueSize
+)
+
+// Limits of a Config.
+const (
+	MaxValueSize = 256
+	MaxProbes    = 32
+)
+
+// Handler names, in the object's order (object ids 0…3).
+const (
+	HandlerGet    = "get"
+	HandlerPut    = "put"
+	HandlerDelete = "delete"
+	HandlerCAS    = "cas"
+)
+
+// Config is one table's parameters; the program is generated for it.
+type Config struct {
+	// Region is the region's name, which the host registers (writable)
+	// and the program links to. Default "kv".
+	Region string
+	// Buckets is the number of buckets, a power of two ≥ Probes.
+	// Default 1024.
+	Buckets uint32
+	// Probes is the longest probe sequence, 1…MaxProbes. Default 16: the
+	// GET stays well within the NIC budget (about 450 instructions at
+	// most, verified), an RDMA client reads the window in one READ of 512
+	// bytes, and linear probing at a load of 1/4 rarely needs more (a
+	// million keys in 2^22 buckets: at most 9–14 buckets from home over
+	// several hash functions; 100,000 keys in 2^18 buckets, a load of
+	// 0.38: up to 22, so keep the load at or under 1/4).
+	Probes uint32
+	// ValueSize is the largest value, a multiple of 8 in 8…MaxValueSize.
+	// Default 256.
+	ValueSize uint32
+}
+
+// DefaultConfig is a 1024-bucket table of values up to 256 bytes, probed
+// 16 buckets deep.
+func DefaultConfig() Config {
+	return Config{Region: "kv", Buckets: 1024, Probes: 16, ValueSize: MaxValueSize}
+}
+
+// withDefaults fills zero fields.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Region == "" {
+		c.Region = d.Region
+	}
+	if c.Buckets == 0 {
+		c.Buckets = d.Buckets
+	}
+	if c.Probes == 0 {
+		c.Probes = d.Probes
+	}
+	if c.ValueSize == 0 {
+		c.ValueSize = d.ValueSize
+	}
+	return c
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Validate reports what is wrong with c (after defaults).
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case !identRE.MatchString(c.Region) || lang.IsKeyword(c.Region):
+		return fmt.Errorf("kv: region name %q is not an identifier", c.Region)
+	case bits.OnesCount32(c.Buckets) != 1:
+		return fmt.Errorf("kv: %d buckets is not a power of two", c.Buckets)
+	case c.Probes > MaxProbes:
+		return fmt.Errorf("kv: %d probes, at most %d", c.Probes, MaxProbes)
+	case c.Buckets < c.Probes:
+		return fmt.Errorf("kv: %d buckets, fewer than the %d probes", c.Buckets, c.Probes)
+	case c.ValueSize%8 != 0 || c.ValueSize > MaxValueSize:
+		return fmt.Errorf("kv: value size %d is not a multiple of 8 in 8…%d", c.ValueSize, MaxValueSize)
+	case c.RegionSize() > bytecode.MaxRegionSize:
+		return fmt.Errorf("kv: the table needs %d bytes, a region holds at most %d", c.RegionSize(), uint64(bytecode.MaxRegionSize))
+	}
+	return nil
+}
+
+// SlotSize is the size of one value slot.
+func (c Config) SlotSize() uint64 { return 8 + uint64(c.withDefaults().ValueSize) }
+
+// SlotsOffset is where the value slots start in the region.
+func (c Config) SlotsOffset() uint64 { return uint64(c.withDefaults().Buckets) * BucketSize }
+
+// RegionSize is the size of the table's region.
+func (c Config) RegionSize() uint64 {
+	c = c.withDefaults()
+	return uint64(c.Buckets) * (BucketSize + c.SlotSize())
+}
+
+// Source is the handler program for c.
+func Source(c Config) ([]byte, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := tmpl.Execute(&b, c.withDefaults()); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Compile compiles the program for c. The object is not verified here:
+// nicrt.NIC.Install verifies it (so does verifier.VerifyObject).
+func Compile(c Config) (*bytecode.Object, error) {
+	src, err := Source(c)
+	if err != nil {
+		return nil, err
+	}
+	fset := lang.NewFileSet()
+	obj, err := compiler.Compile(fset, "kv.naam", src)
+	if err != nil {
+		var msg bytes.Buffer
+		lang.Print(&msg, fset, err)
+		return nil, fmt.Errorf("kv: compile: %w\n%s", err, msg.String())
+	}
+	return obj, nil
+}
+
+// Hash is the language's hash helper over a key: FNV-1a 64, as the NIC
+// computes it, so host and NIC agree on home buckets.
+func Hash(key Key) uint64 {
+	h := uint64(0xcbf29ce484222325)
+	for _, b := range key {
+		h ^= uint64(b)
+		h *= 0x100000001b3
+	}
+	return h
+}
+
+// Home is key's home bucket: the hash with its high half folded into
+// its low half (FNV-1a's low bits mix poorly for keys that differ in a few
+// bytes), modulo Buckets, as the handlers compute it.
+func (c Config) Home(key Key) uint32 {
+	h := Hash(key)
+	return uint32((h ^ h>>32) & uint64(c.withDefaults().Buckets-1))
+}
+
+// Key is a key: exactly KeySize bytes.
+type Key [KeySize]byte
+
+// StringKey makes a key of s, zero-padded; s may have at most 16 bytes.
+func StringKey(s string) (Key, error) {
+	var k Key
+	if len(s) > KeySize {
+		return k, fmt.Errorf("kv: key %q has %d bytes, at most %d", s, len(s), KeySize)
+	}
+	copy(k[:], s)
+	return k, nil
+}
+
+// KeyOf is the key of record n of a benchmark: "user" and n in 12 decimal
+// digits (YCSB's keys are "user" and a number too), so n < 10^12.
+func KeyOf(n uint64) Key {
+	var k Key
+	copy(k[:], "user")
+	for i := KeySize - 1; i >= 4; i-- {
+		k[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return k
+}
+
+// Errors of the clients and of Table, one per fail code.
+var (
+	ErrNotFound = errors.New("kv: not found")
+	ErrBusy     = errors.New("kv: busy (a writer holds the bucket)")
+	ErrFull     = errors.New("kv: no free bucket within the probe window")
+	ErrTooLong  = errors.New("kv: value too long")
+)
+
+// codeError maps a handler's fail code to its sentinel; other codes (the
+// language's reserved ones) keep err, the *nicrt.HandlerError.
+func codeError(code uint32, err error) error {
+	switch code {
+	case CodeNotFound:
+		return ErrNotFound
+	case CodeBusy:
+		return ErrBusy
+	case CodeFull:
+		return ErrFull
+	case CodeTooLong:
+		return ErrTooLong
+	}
+	return fmt.Errorf("kv: handler failed: %w", err)
+}
+
+// BucketsFor is the number of buckets for records keys at a load of at
+// most 1/4: the next power of two ≥ 4 × records, at least 1024.
+func BucketsFor(records uint64) uint32 {
+	n := uint64(1024)
+	for n < 4*records {
+		n *= 2
+	}
+	return uint32(min(n, 1<<31))
+}

@@ -1,0 +1,43 @@
+package memcache
+
+import (
+	"context"
+	"errors"
+	"strconv"
+)
+
+// ErrMissing is Records.Get's error for a record the server does not
+// hold (the benchmark loads every record first, so this is a failure).
+var ErrMissing = errors.New("memcache: record missing")
+
+// Records are the benchmark's records on a memcached: record n has the
+// key KeyOf(n). Its Get and Put have the shape of workload.Target's; each
+// is one request, one round trip.
+type Records struct {
+	Client *Client
+}
+
+// KeyOf is record n's key: "user" and n in 12 decimal digits, the key
+// examples/kv uses for the same record.
+func KeyOf(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	const digits = "000000000000"
+	if len(s) < len(digits) {
+		s = digits[len(s):] + s
+	}
+	return "user" + s
+}
+
+// Get fetches record key.
+func (r Records) Get(ctx context.Context, key uint64) (int, error) {
+	_, found, err := r.Client.Get(ctx, KeyOf(key))
+	if err == nil && !found {
+		err = ErrMissing
+	}
+	return 1, err
+}
+
+// Put stores record key.
+func (r Records) Put(ctx context.Context, key uint64, value []byte) (int, error) {
+	return 1, r.Client.Set(ctx, KeyOf(key), value)
+}
