@@ -296,6 +296,23 @@ func (p *Peer) CallRaw(ctx context.Context, handler string, payload []byte) ([]b
 	return reply, nil
 }
 
+// CallID runs the handler with node-wide id on the peer, with payload as
+// the request, and returns a copy of the reply: for callers that looked
+// the id up once (Handler) and encode themselves.
+func (p *Peer) CallID(ctx context.Context, id uint32, payload []byte) ([]byte, error) {
+	if err := p.usable(); err != nil {
+		return nil, err
+	}
+	reply, err := p.cl.Call(ctx, p.tenant, id, payload)
+	if err != nil {
+		if errors.Is(err, nicrt.ErrUnknownHandler) {
+			err = fmt.Errorf("%w (%w)", ErrNoHandler, err)
+		}
+		return nil, p.err(fmt.Errorf("host: call handler %d on %v: %w", id, p.addr, err))
+	}
+	return reply, nil
+}
+
 // A Call is an asynchronous call started by Go, as in net/rpc: when it
 // ends, Error is set (nil on success, the reply decoded into Result) and
 // the Call is sent on Done.

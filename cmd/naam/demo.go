@@ -6,40 +6,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/naam-project/naam/internal/kernel"
 	"github.com/naam-project/naam/internal/testprog"
 	"github.com/naam-project/naam/verifier"
 	"github.com/naam-project/naam/vm"
 )
-
-func newDemoCmd() *cobra.Command {
-	var perMode time.Duration
-	cmd := &cobra.Command{
-		Use:   "demo",
-		Short: "Run the benchmark programs in the interpreter and the kernel's JIT",
-		Long: `demo runs NAAM's four benchmark programs (an ALU loop, FNV-1a over 1 KiB,
-binary search in a 4,096-entry array, a 64-hop pointer chase) in the eBPF
-interpreter, checked and fast, and in the Linux kernel's JIT where this
-process may load BPF programs, and prints time per run, time per
-instruction and the ratio to the kernel, after checking that every engine
-returns the expected result.
-
-The cluster demo (KV GET by active message against RDMA-style reads) needs
-the NIC runtime and the host library, which are not built yet.`,
-		Example: "  naam demo\n  naam demo --time 100ms",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if perMode <= 0 {
-				return fmt.Errorf("--time must be positive")
-			}
-			return runDemo(cmd.OutOrStdout(), perMode)
-		},
-	}
-	cmd.Flags().DurationVar(&perMode, "time", 300*time.Millisecond, "how long to time each program in each engine")
-	return cmd
-}
 
 type demoRow struct {
 	name                   string
@@ -47,9 +18,9 @@ type demoRow struct {
 	checked, fast, kernelT float64 // ns per run; kernelT 0 when unavailable
 }
 
-func runDemo(w io.Writer, perMode time.Duration) error {
-	fmt.Fprintln(w, "NAAM demo: the eBPF interpreter that runs handlers on NIC and host cores")
-	fmt.Fprintln(w)
+// runEngines runs the benchmark programs in each engine and prints the
+// table.
+func runEngines(w io.Writer, perMode time.Duration) error {
 	kernelErr := kernel.Available()
 	if kernelErr == nil {
 		status, _ := kernel.JITStatus()
@@ -87,9 +58,6 @@ func runDemo(w io.Writer, perMode time.Duration) error {
 	fmt.Fprintln(w, "proven max: the verifier's worst-case instruction count, found by analysis")
 	fmt.Fprintln(w, "  (loops bounded without unrolling) before the program may run unchecked.")
 	fmt.Fprintln(w, "fast: the unchecked mode, for verified programs only.")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Not here yet: the compiler, the NIC runtime and the cluster demo (KV GET by")
-	fmt.Fprintln(w, "one active message against RDMA-style reads) arrive in later issues.")
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/nicrt"
 )
 
@@ -178,4 +179,40 @@ func (r RemoteReader) CompareAndSwap(ctx context.Context, off, expected, desired
 // FetchAdd implements Verbs with Client.FetchAdd.
 func (r RemoteReader) FetchAdd(ctx context.Context, off, delta uint64) (uint64, error) {
 	return r.Client.FetchAdd(ctx, r.Tenant, r.Region, off, delta)
+}
+
+// Peer calls a node through the host library: handlers by id, as the
+// examples' clients look them up (host.Peer.Handler(ctx, name).ID).
+type Peer struct{ P *host.Peer }
+
+// Call implements Caller.
+func (p Peer) Call(ctx context.Context, handler uint32, payload []byte) ([]byte, error) {
+	return p.P.CallID(ctx, handler, payload)
+}
+
+// PeerRegion runs the built-in verbs on one region of a node, named as
+// the node registered it, through the host library.
+type PeerRegion struct {
+	P      *host.Peer
+	Region string
+}
+
+// Read implements Reader.
+func (r PeerRegion) Read(ctx context.Context, off uint64, n uint32) ([]byte, error) {
+	return r.P.Read(ctx, r.Region, off, n)
+}
+
+// Write implements Verbs.
+func (r PeerRegion) Write(ctx context.Context, off uint64, data []byte) error {
+	return r.P.Write(ctx, r.Region, off, data)
+}
+
+// CompareAndSwap implements Verbs.
+func (r PeerRegion) CompareAndSwap(ctx context.Context, off, expected, desired uint64) (uint64, bool, error) {
+	return r.P.CompareAndSwap(ctx, r.Region, off, expected, desired)
+}
+
+// FetchAdd implements Verbs.
+func (r PeerRegion) FetchAdd(ctx context.Context, off, delta uint64) (uint64, error) {
+	return r.P.FetchAdd(ctx, r.Region, off, delta)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/examples/call"
 	"github.com/naam-project/naam/lang"
+	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/nicrt"
 )
 
@@ -353,4 +354,18 @@ func (c *RDMAClient) Lookup(ctx context.Context, head uint32, key uint64) (Resul
 		i = n.Next
 	}
 	return res, ErrTooLong
+}
+
+// PeerIDs finds the handler ids of the chase program a node installed,
+// through the host library.
+func PeerIDs(ctx context.Context, p *host.Peer) (HandlerIDs, error) {
+	w, err := p.Handler(ctx, HandlerWalk)
+	if err != nil {
+		return HandlerIDs{}, fmt.Errorf("chase: %w", err)
+	}
+	l, err := p.Handler(ctx, HandlerLookup)
+	if err != nil {
+		return HandlerIDs{}, fmt.Errorf("chase: %w", err)
+	}
+	return HandlerIDs{Walk: w.ID, Lookup: l.ID}, nil
 }

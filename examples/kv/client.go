@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/naam-project/naam/examples/call"
+	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/nicrt"
 )
 
@@ -263,4 +264,21 @@ func (c *RDMAClient) get(ctx context.Context, key Key, rep *Reply) error {
 		return nil
 	}
 	return ErrNotFound
+}
+
+// PeerIDs finds the handler ids of the kv program a node installed,
+// through the host library (the node describes its handlers).
+func PeerIDs(ctx context.Context, p *host.Peer) (HandlerIDs, error) {
+	var ids HandlerIDs
+	for _, h := range []struct {
+		name string
+		id   *uint32
+	}{{HandlerGet, &ids.Get}, {HandlerPut, &ids.Put}, {HandlerDelete, &ids.Delete}, {HandlerCAS, &ids.CAS}} {
+		hd, err := p.Handler(ctx, h.name)
+		if err != nil {
+			return ids, fmt.Errorf("kv: %w", err)
+		}
+		*h.id = hd.ID
+	}
+	return ids, nil
 }
