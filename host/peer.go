@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/nicrt"
@@ -75,6 +76,17 @@ func dialPeer(ctx context.Context, addr netip.AddrPort, cfg dialConfig) (*Peer, 
 		}
 		ccfg := cfg.client
 		ccfg.Node, ccfg.Server, ccfg.Keys = cfg.self, server, cfg.keys
+		// More patience than the runtime's defaults (8 tries, timeouts up
+		// to 100 ms: about 0.2 s): a host shares its cores with the
+		// application, and a pause of a few hundred milliseconds must not
+		// turn into failed calls. A dead peer still fails within a second
+		// and a half, or at the caller's deadline.
+		if ccfg.MaxTries == 0 {
+			ccfg.MaxTries = 10
+		}
+		if ccfg.MaxTimeout == 0 {
+			ccfg.MaxTimeout = 250 * time.Millisecond
+		}
 		cl, err := nicrt.Dial(conn, addr, ccfg)
 		if err != nil {
 			conn.Close()

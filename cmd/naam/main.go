@@ -28,7 +28,7 @@ stats prints its counters, demo shows what NAAM does.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetArgs(args)
-	root.AddCommand(newDemoCmd(), newNodeCmd(), newCallCmd(), newStatsCmd())
+	root.AddCommand(newDemoCmd(), newNodeCmd(), newCallCmd(), newStatsCmd(), newBenchCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(stderr, "naam:", err)
 		var ee *exitError

@@ -4,12 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Series is one mode's latencies for the CDF plot.
@@ -22,6 +25,14 @@ type Series struct {
 // CDF of each series: latency in µs on a log axis, the fraction of
 // operations at or below it.
 func PlotCDF(path, title string, series []Series) error {
+	p, err := cdfPlot(title, series)
+	if err != nil {
+		return err
+	}
+	return p.Save(16*vg.Centimeter, 10*vg.Centimeter, path)
+}
+
+func cdfPlot(title string, series []Series) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "latency (µs, log scale)"
@@ -48,7 +59,7 @@ func PlotCDF(path, title string, series []Series) error {
 		}
 		l, err := plotter.NewLine(xys)
 		if err != nil {
-			return fmt.Errorf("workload: %s: %w", s.Mode, err)
+			return nil, fmt.Errorf("workload: %s: %w", s.Mode, err)
 		}
 		l.Color = plotutil.Color(i)
 		l.Width = vg.Points(1.5)
@@ -57,16 +68,24 @@ func PlotCDF(path, title string, series []Series) error {
 		drawn++
 	}
 	if drawn == 0 {
-		return errors.New("workload: no latencies to plot")
+		return nil, errors.New("workload: no latencies to plot")
 	}
-	return p.Save(16*vg.Centimeter, 10*vg.Centimeter, path)
+	return p, nil
 }
 
 // PlotThroughput writes a bar chart of each mode's operations per second,
 // with its round trips per operation under its name.
 func PlotThroughput(path, title string, modes []ModeResult) error {
+	p, err := throughputPlot(title, modes)
+	if err != nil {
+		return err
+	}
+	return p.Save(12*vg.Centimeter, 10*vg.Centimeter, path)
+}
+
+func throughputPlot(title string, modes []ModeResult) (*plot.Plot, error) {
 	if len(modes) == 0 {
-		return errors.New("workload: no modes to plot")
+		return nil, errors.New("workload: no modes to plot")
 	}
 	p := plot.New()
 	p.Title.Text = title
@@ -80,12 +99,12 @@ func PlotThroughput(path, title string, modes []ModeResult) error {
 	}
 	bars, err := plotter.NewBarChart(vals, 2*vg.Centimeter)
 	if err != nil {
-		return fmt.Errorf("workload: %w", err)
+		return nil, fmt.Errorf("workload: %w", err)
 	}
 	bars.Color = plotutil.Color(0)
 	p.Add(plotter.NewGrid(), bars)
 	p.NominalX(names...)
-	return p.Save(12*vg.Centimeter, 10*vg.Centimeter, path)
+	return p, nil
 }
 
 // logTicks125 labels 1, 2 and 5 times each power of ten in [min, max] and
@@ -108,6 +127,41 @@ func logTicks125(min, max float64) []plot.Tick {
 		}
 	}
 	return ticks
+}
+
+// WriteFigure writes both plots of runs side by side into one PNG at
+// path: the latency CDF per mode on the left, throughput per mode on the
+// right, titled with the workload.
+func WriteFigure(path, workload string, runs []ModeRun) error {
+	series := make([]Series, len(runs))
+	modes := make([]ModeResult, len(runs))
+	for i, r := range runs {
+		series[i] = Series{Mode: r.Mode, Latency: &r.Stats.Latency}
+		modes[i] = r.Stats.ModeResult(r.Mode)
+	}
+	cdf, err := cdfPlot(workload+": latency", series)
+	if err != nil {
+		return err
+	}
+	tp, err := throughputPlot("throughput", modes)
+	if err != nil {
+		return err
+	}
+	img := vgimg.New(30*vg.Centimeter, 11*vg.Centimeter)
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: 6 * vg.Millimeter, PadTop: 2 * vg.Millimeter, PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 2 * vg.Millimeter}
+	canvases := plot.Align([][]*plot.Plot{{cdf, tp}}, tiles, dc)
+	cdf.Draw(canvases[0][0])
+	tp.Draw(canvases[0][1])
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // WritePlots writes both plots of runs: the latency CDF to cdfPath and

@@ -426,7 +426,12 @@ func TestPlots(t *testing.T) {
 	if err := PlotThroughput(bars, "KV throughput", []ModeResult{{Mode: ModeAM, OpsPerSec: 60000, RoundTripsPerOp: 1}, {Mode: ModeRDMA, OpsPerSec: 30000, RoundTripsPerOp: 2}}); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{cdf, bars} {
+	fig := filepath.Join(dir, "figure.png")
+	runs := []ModeRun{{ModeAM, &Stats{Ops: 100, Elapsed: time.Second, Latency: am}}, {ModeRDMA, &Stats{Ops: 50, Elapsed: time.Second, Latency: rdma}}}
+	if err := WriteFigure(fig, "ycsb-b", runs); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{cdf, bars, fig} {
 		f, err := os.Open(p)
 		if err != nil {
 			t.Fatal(err)
@@ -444,7 +449,7 @@ func TestPlots(t *testing.T) {
 		t.Error("an empty CDF plot was written")
 	}
 	if os.Getenv("NAAM_KEEP_PLOTS") != "" {
-		for _, p := range []string{cdf, bars} {
+		for _, p := range []string{cdf, bars, fig} {
 			b, _ := os.ReadFile(p)
 			os.WriteFile(filepath.Join(os.Getenv("NAAM_KEEP_PLOTS"), filepath.Base(p)), b, 0o644)
 		}

@@ -1,0 +1,368 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/naam-project/naam/examples/call"
+	"github.com/naam-project/naam/examples/rpc"
+	"github.com/naam-project/naam/host"
+	"github.com/naam-project/naam/internal/workload"
+)
+
+// benchFlags are naam bench's settings.
+type benchFlags struct {
+	records     uint64
+	valueSize   int
+	mix, dist   string
+	clients     int
+	outstanding int
+	duration    time.Duration
+	ops         uint64
+	modes       string
+	against     string
+	json        bool
+	plot        string
+	seed        uint64
+	hops        int
+	listNodes   int
+	accounts    int
+	progress    string
+}
+
+func newBenchCmd() *cobra.Command {
+	var f benchFlags
+	cmd := &cobra.Command{
+		Use:   "bench kv|chase|rpc",
+		Short: "Measure a workload by active message, RDMA-style and against memcached",
+		Long: `bench starts a server node and a client node in this process on loopback UDP,
+loads the workload's data and drives it with closed-loop clients (--clients,
+each with --outstanding requests in flight) for --duration or --ops,
+whichever ends first, once per mode:
+
+  am         one active message per operation (the handler runs on the node)
+  rdma       the client does it with one-sided verbs: READ the bucket, READ
+             the value (a PUT: READ, CAS lock, WRITE, WRITE, FETCH-ADD unlock)
+  memcached  the same KV workload against a real memcached started on
+             loopback (--against memcached; Debian's package), from a Go client
+             of the same shape (pipelined, --outstanding per connection)
+
+Workloads: kv is YCSB (--mix a: 50% updates, b: 5%, c: reads only) over
+--records keys, uniform or scrambled Zipfian (θ 0.99), --value-size bytes;
+chase walks --hops nodes of a linked list (am: 1 round trip; rdma: one READ
+per hop); rpc is the ledger (reads are balance, updates are transfers;
+am only: a transfer changes two accounts atomically, which one-sided
+verbs cannot do without a lock protocol of their own).
+
+Results print as a table, or with --json as one JSON object:
+  {"workload": …, "modes": [{"mode", "ops_per_sec", "p50_us", "p99_us", "round_trips_per_op"}, …]}
+--plot FILE.png draws the latency CDFs and the throughput per mode. A progress
+bar shows on a terminal (stderr).`,
+		Example: `  naam bench kv
+  naam bench kv --records 1000000 --mix b --dist zipfian --against memcached --duration 10s
+  naam bench kv --mix a --value-size 256 --clients 4 --outstanding 16 --json
+  naam bench chase --hops 64 --plot chase.png
+  naam bench rpc --mix b --ops 100000`,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: []string{"kv", "chase", "rpc"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBench(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.Uint64Var(&f.records, "records", 100_000, "kv: keys loaded")
+	fl.IntVar(&f.valueSize, "value-size", 64, "kv: value bytes (8…256, a multiple of 8)")
+	fl.StringVar(&f.mix, "mix", "b", "YCSB mix: a (50% updates), b (5%), c (reads only)")
+	fl.StringVar(&f.dist, "dist", "zipfian", "key distribution: uniform or zipfian (θ 0.99)")
+	fl.IntVar(&f.clients, "clients", 2, "clients, each with its own connection")
+	fl.IntVar(&f.outstanding, "outstanding", 8, "requests in flight per client")
+	fl.DurationVar(&f.duration, "duration", 5*time.Second, "how long each mode runs (0: until --ops)")
+	fl.Uint64Var(&f.ops, "ops", 0, "operations per mode (0: until --duration)")
+	fl.StringVar(&f.modes, "modes", "am,rdma", "modes to run, comma-separated: am, rdma")
+	fl.StringVar(&f.against, "against", "", "also run the baseline: memcached")
+	fl.BoolVar(&f.json, "json", false, "print the results as one JSON object")
+	fl.StringVar(&f.plot, "plot", "", "write latency CDFs and throughput per mode to this PNG")
+	fl.Uint64Var(&f.seed, "seed", 1, "seed of the key generators")
+	fl.IntVar(&f.hops, "hops", 64, "chase: hops per walk (1…64)")
+	fl.IntVar(&f.listNodes, "list-nodes", 4096, "chase: nodes in the list")
+	fl.IntVar(&f.accounts, "accounts", 1024, "rpc: accounts")
+	fl.StringVar(&f.progress, "progress", "auto", "progress bar: auto (on a terminal), on or off")
+	return cmd
+}
+
+func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string, f benchFlags) error {
+	mix, err := workload.MixByName(f.mix)
+	if err != nil {
+		return err
+	}
+	dist, err := workload.DistributionByName(f.dist)
+	if err != nil {
+		return err
+	}
+	if f.duration <= 0 && f.ops == 0 {
+		return fmt.Errorf("--duration or --ops must be set")
+	}
+	if f.clients < 1 || f.outstanding < 1 {
+		return fmt.Errorf("--clients and --outstanding must be positive")
+	}
+	modes := strings.Split(f.modes, ",")
+	for _, m := range modes {
+		if m != workload.ModeAM && m != workload.ModeRDMA {
+			return fmt.Errorf("--modes: %q is not am or rdma (memcached comes with --against memcached)", m)
+		}
+	}
+	switch f.against {
+	case "":
+	case "memcached":
+		if workloadName != "kv" {
+			return fmt.Errorf("--against memcached: only the kv workload has a memcached baseline")
+		}
+	default:
+		return fmt.Errorf("--against %q: the baseline is memcached", f.against)
+	}
+	if workloadName == "rpc" && slices.Contains(modes, workload.ModeRDMA) {
+		if cmdFlagSet(f.modes) {
+			return fmt.Errorf("rpc has no rdma mode: a transfer changes two accounts atomically, which one-sided verbs cannot do without a lock protocol of their own")
+		}
+		modes = []string{workload.ModeAM}
+	}
+	wcfg := workload.Config{
+		Mix: mix, Keys: dist, Records: f.records, ValueSize: f.valueSize,
+		Clients: f.clients, Outstanding: f.outstanding, Ops: f.ops, Duration: f.duration, Seed: f.seed,
+	}
+
+	server, err := host.Start(host.Config{Name: "bench-server"})
+	if err != nil {
+		return err
+	}
+	defer server.Close()
+	client, err := host.Start(host.Config{Name: "bench-client"})
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+
+	var title string
+	var targets func(mode string) ([]workload.Target, func(), error)
+	switch workloadName {
+	case "kv":
+		s, err := startKV(ctx, server, client, f.records, f.valueSize)
+		if err != nil {
+			return &exitError{1, fmt.Errorf("kv: %w", err)}
+		}
+		title = fmt.Sprintf("kv ycsb-%s %s, %d records, %d-byte values", strings.ToLower(mix.Name), dist.Name, f.records, f.valueSize)
+		targets = func(mode string) ([]workload.Target, func(), error) {
+			if mode == workload.ModeMemcached {
+				return memcachedTargets(ctx, f.clients, f.outstanding, f.records, f.valueSize)
+			}
+			return s.targets(mode, f.clients), func() {}, nil
+		}
+	case "chase":
+		if f.hops < 1 || f.hops > 64 || f.listNodes < f.hops+1 {
+			return fmt.Errorf("--hops must be 1…64 and --list-nodes larger")
+		}
+		s, err := startChase(ctx, server, client, f.listNodes, uint32(f.hops))
+		if err != nil {
+			return &exitError{1, fmt.Errorf("chase: %w", err)}
+		}
+		title = fmt.Sprintf("chase, %d hops in a %d-node list", f.hops, f.listNodes)
+		wcfg.Mix = workload.MixC
+		targets = func(mode string) ([]workload.Target, func(), error) { return s.targets(mode, f.clients), func() {}, nil }
+	case "rpc":
+		s, err := startLedger(ctx, server, client, f.accounts)
+		if err != nil {
+			return &exitError{1, fmt.Errorf("rpc: %w", err)}
+		}
+		wcfg.Records = uint64(f.accounts)
+		title = fmt.Sprintf("rpc ledger ycsb-%s %s, %d accounts (reads: balance, updates: transfer)", strings.ToLower(mix.Name), dist.Name, f.accounts)
+		targets = func(string) ([]workload.Target, func(), error) { return s.targets(f.clients), func() {}, nil }
+	default:
+		return fmt.Errorf("%q is not a workload: kv, chase or rpc", workloadName)
+	}
+	if f.against == "memcached" {
+		modes = append(modes, workload.ModeMemcached)
+	}
+
+	var runs []workload.ModeRun
+	for _, mode := range modes {
+		ts, stop, err := targets(mode)
+		if err != nil {
+			return &exitError{1, fmt.Errorf("%s: %w", mode, err)}
+		}
+		st, err := runMode(ctx, stderr, mode, wcfg, ts, f.progress)
+		stop()
+		if err != nil {
+			return &exitError{1, fmt.Errorf("%s: %w", mode, err)}
+		}
+		if st.Errors > 0 {
+			return &exitError{1, fmt.Errorf("%s: %d of %d operations failed; the first: %v", mode, st.Errors, st.Errors+st.Ops, st.FirstError)}
+		}
+		runs = append(runs, workload.ModeRun{Mode: mode, Stats: st})
+	}
+	res := workload.NewResult(title, runs)
+	if f.plot != "" {
+		if err := workload.WriteFigure(f.plot, title, runs); err != nil {
+			return &exitError{1, fmt.Errorf("--plot: %w", err)}
+		}
+	}
+	if f.json {
+		return res.WriteJSON(stdout)
+	}
+	fmt.Fprintf(stdout, "%s; %d clients × %d in flight\n\n", title, f.clients, f.outstanding)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "mode\tops\tops/s\tp50 µs\tp99 µs\tround trips/op\t")
+	for i, m := range res.Modes {
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.1f\t%.1f\t%.2f\t\n", m.Mode, runs[i].Stats.Ops, m.OpsPerSec, m.P50us, m.P99us, m.RoundTripsPerOp)
+	}
+	tw.Flush()
+	if f.plot != "" {
+		fmt.Fprintf(stdout, "\nplot: %s\n", f.plot)
+	}
+	return nil
+}
+
+// cmdFlagSet reports whether --modes differs from its default.
+func cmdFlagSet(modes string) bool { return modes != "am,rdma" }
+
+// runMode runs one mode, with a progress bar on stderr when it is a
+// terminal (or --progress on).
+func runMode(ctx context.Context, stderr io.Writer, mode string, cfg workload.Config, ts []workload.Target, progress string) (*workload.Stats, error) {
+	show := progress == "on"
+	if progress == "auto" {
+		if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			show = true
+		}
+	}
+	if !show {
+		return workload.Run(ctx, cfg, ts)
+	}
+	var done atomic.Int64
+	counted := make([]workload.Target, len(ts))
+	for i, t := range ts {
+		counted[i] = countingTarget{t, &done}
+	}
+	max := int64(-1)
+	desc := mode
+	if cfg.Ops > 0 {
+		max = int64(cfg.Ops)
+	}
+	bar := progressbar.NewOptions64(max, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription(desc),
+		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("ops"),
+		progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+	stop := make(chan struct{})
+	ticked := make(chan struct{})
+	go func() {
+		defer close(ticked)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				bar.Set64(done.Load())
+			}
+		}
+	}()
+	st, err := workload.Run(ctx, cfg, counted)
+	close(stop)
+	<-ticked
+	bar.Finish()
+	return st, err
+}
+
+// countingTarget counts finished operations for the progress bar.
+type countingTarget struct {
+	t    workload.Target
+	done *atomic.Int64
+}
+
+func (c countingTarget) Get(ctx context.Context, key uint64) (int, error) {
+	n, err := c.t.Get(ctx, key)
+	c.done.Add(1)
+	return n, err
+}
+
+func (c countingTarget) Put(ctx context.Context, key uint64, value []byte) (int, error) {
+	n, err := c.t.Put(ctx, key, value)
+	c.done.Add(1)
+	return n, err
+}
+
+// ledgerService is the rpc example on a node.
+type ledgerService struct {
+	client   *rpc.Client
+	accounts int
+}
+
+func startLedger(ctx context.Context, server, caller *host.Node, accounts int) (*ledgerService, error) {
+	cfg := rpc.Config{Accounts: uint32(accounts)}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	obj, err := rpc.Compile(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := rpc.Register(server.NIC(), uint64(server.Tenant()), cfg, uint64(server.ID()), nil); err != nil {
+		return nil, err
+	}
+	if _, err := server.Install(obj); err != nil {
+		return nil, err
+	}
+	peer, err := caller.Dial(ctx, server.Addr().String())
+	if err != nil {
+		return nil, err
+	}
+	ids := rpc.HandlerIDs{}
+	for _, name := range rpc.Handlers {
+		h, err := peer.Handler(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		ids[name] = h.ID
+	}
+	c := rpc.NewClient(call.Peer{P: peer}, ids)
+	for a := range accounts {
+		if _, _, err := c.Deposit(ctx, uint32(a), 1_000_000); err != nil {
+			return nil, fmt.Errorf("deposit to account %d: %w", a, err)
+		}
+	}
+	return &ledgerService{client: c, accounts: accounts}, nil
+}
+
+func (s *ledgerService) targets(clients int) []workload.Target {
+	out := make([]workload.Target, clients)
+	for i := range out {
+		out[i] = ledgerTarget{s}
+	}
+	return out
+}
+
+// ledgerTarget: a read is a balance, an update a transfer of 1 to the
+// next account.
+type ledgerTarget struct{ s *ledgerService }
+
+func (t ledgerTarget) Get(ctx context.Context, key uint64) (int, error) {
+	_, _, err := t.s.client.Balance(ctx, uint32(key%uint64(t.s.accounts)))
+	return 1, err
+}
+
+func (t ledgerTarget) Put(ctx context.Context, key uint64, _ []byte) (int, error) {
+	from := uint32(key % uint64(t.s.accounts))
+	to := (from + 1) % uint32(t.s.accounts)
+	_, _, err := t.s.client.Transfer(ctx, from, to, 1)
+	return 1, err
+}
+

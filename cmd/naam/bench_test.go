@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/naam-project/naam/internal/workload"
+)
+
+// benchJSON runs naam bench with args and --json and decodes the result.
+func benchJSON(t *testing.T, args ...string) workload.Result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := doMain(append([]string{"bench", "--json", "--duration", "0", "--clients", "2", "--outstanding", "2"}, args...), &stdout, &stderr); code != 0 {
+		t.Fatalf("naam bench %v: exit %d: %s", args, code, stderr.String())
+	}
+	var r workload.Result
+	dec := json.NewDecoder(&stdout)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		t.Fatalf("the output is not the result JSON: %v\n%s", err, stdout.String())
+	}
+	return r
+}
+
+func modes(r workload.Result) map[string]workload.ModeResult {
+	m := map[string]workload.ModeResult{}
+	for _, x := range r.Modes {
+		m[x.Mode] = x
+	}
+	return m
+}
+
+func TestBenchKV(t *testing.T) {
+	r := benchJSON(t, "kv", "--records", "2000", "--ops", "2000", "--mix", "a", "--dist", "uniform")
+	m := modes(r)
+	am, rdma := m["am"], m["rdma"]
+	if len(r.Modes) != 2 || !strings.Contains(r.Workload, "ycsb-a uniform, 2000 records") {
+		t.Fatalf("%+v", r)
+	}
+	if am.RoundTripsPerOp != 1 || rdma.RoundTripsPerOp < 2 {
+		t.Errorf("round trips: am %.2f, rdma %.2f", am.RoundTripsPerOp, rdma.RoundTripsPerOp)
+	}
+	for _, x := range r.Modes {
+		if x.OpsPerSec <= 0 || x.P50us <= 0 || x.P99us < x.P50us {
+			t.Errorf("%+v", x)
+		}
+	}
+}
+
+func TestBenchChaseAndPlot(t *testing.T) {
+	plot := filepath.Join(t.TempDir(), "chase.png")
+	r := benchJSON(t, "chase", "--ops", "40", "--hops", "64", "--plot", plot)
+	m := modes(r)
+	if m["am"].RoundTripsPerOp != 1 || m["rdma"].RoundTripsPerOp != 64 {
+		t.Errorf("round trips: %+v", m)
+	}
+	f, err := os.Open(plot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Errorf("plot: %v", err)
+	}
+}
+
+func TestBenchRPC(t *testing.T) {
+	r := benchJSON(t, "rpc", "--ops", "2000", "--accounts", "64", "--mix", "a")
+	if len(r.Modes) != 1 || r.Modes[0].Mode != "am" || r.Modes[0].RoundTripsPerOp != 1 {
+		t.Errorf("%+v", r)
+	}
+}
+
+func TestBenchMemcached(t *testing.T) {
+	if _, err := exec.LookPath("memcached"); err != nil {
+		t.Skip("memcached is not installed (apt-get install memcached; .ci/run installs it)")
+	}
+	r := benchJSON(t, "kv", "--records", "2000", "--ops", "2000", "--modes", "am", "--against", "memcached")
+	m := modes(r)
+	if len(r.Modes) != 2 || m["memcached"].OpsPerSec <= 0 || m["memcached"].RoundTripsPerOp != 1 {
+		t.Errorf("%+v", r)
+	}
+}
+
+func TestBenchTable(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := doMain([]string{"bench", "kv", "--records", "500", "--ops", "500", "--duration", "0", "--progress", "on"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"mode  ops  ", "am    500", "rdma  500"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}
+
+func TestBenchErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "nope"}, `"nope" is not a workload`},
+		{[]string{"bench", "kv", "--mix", "z"}, "z"},
+		{[]string{"bench", "kv", "--dist", "pareto"}, "pareto"},
+		{[]string{"bench", "kv", "--modes", "am,nic"}, `"nic" is not am or rdma`},
+		{[]string{"bench", "kv", "--against", "redis"}, "the baseline is memcached"},
+		{[]string{"bench", "chase", "--against", "memcached"}, "only the kv workload"},
+		{[]string{"bench", "rpc", "--modes", "rdma"}, "rpc has no rdma mode"},
+		{[]string{"bench", "kv", "--duration", "0"}, "--duration or --ops must be set"},
+		{[]string{"bench", "chase", "--hops", "65"}, "--hops must be 1…64"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := doMain(tc.args, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, stderr.String(), tc.want)
+		}
+	}
+}
