@@ -178,7 +178,9 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 		}
 		title = fmt.Sprintf("chase, %d hops in a %d-node list", f.hops, f.listNodes)
 		wcfg.Mix = workload.MixC
-		targets = func(mode string) ([]workload.Target, func(), error) { return s.targets(mode, f.clients), func() {}, nil }
+		targets = func(mode string) ([]workload.Target, func(), error) {
+			return s.targets(mode, f.clients), func() {}, nil
+		}
 	case "rpc":
 		s, err := startLedger(ctx, server, client, f.accounts)
 		if err != nil {
@@ -365,4 +367,3 @@ func (t ledgerTarget) Put(ctx context.Context, key uint64, _ []byte) (int, error
 	_, _, err := t.s.client.Transfer(ctx, from, to, 1)
 	return 1, err
 }
-

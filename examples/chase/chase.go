@@ -14,8 +14,8 @@ import (
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/examples/call"
-	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/host"
+	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/nicrt"
 )
 
