@@ -605,16 +605,24 @@ func (c *Client) deliver(b []byte) {
 	switch pkt.Type {
 	case wire.TypeReply, wire.TypeErrorReply:
 	case wire.TypeCredit:
-		c.mu.Lock()
-		c.grantLocked(pkt.Credits)
-		c.mu.Unlock()
+		if pkt.Src == c.cfg.Server {
+			c.mu.Lock()
+			c.grantLocked(pkt.Credits)
+			c.mu.Unlock()
+		}
 		return
 	default:
 		c.ctr.unexpectedType.Add(1)
 		return
 	}
 	c.mu.Lock()
-	c.grantLocked(pkt.Credits)
+	// A reply from another node answers a request the responder forwarded
+	// (spec/wire.md, Routing): it is as authentic, but its grant is that
+	// node's, not the responder's.
+	other := pkt.Src != c.cfg.Server
+	if !other {
+		c.grantLocked(pkt.Credits)
+	}
 	slot := &c.pending[pkt.RequestID%wire.WindowSize]
 	cl := *slot
 	if cl == nil || cl.id != pkt.RequestID || cl.hdr.Tenant != pkt.Tenant {
@@ -629,6 +637,9 @@ func (c *Client) deliver(b []byte) {
 		c.sample(c.now() - sent)
 	}
 	c.ctr.replies.Add(1)
+	if other {
+		c.ctr.otherNode.Add(1)
+	}
 	if done := cl.done; done != nil {
 		cl.done = nil
 		c.calls.Put(cl)
@@ -687,13 +698,16 @@ type clientCounters struct {
 	decodeCounters
 	calls, replies, retransmits, timeouts atomic.Uint64
 	stale, wrongDst, unexpectedType       atomic.Uint64
-	creditWaits, rxErrors                 atomic.Uint64
+	creditWaits, rxErrors, otherNode      atomic.Uint64
 }
 
 // ClientStats is a snapshot of a Client's counters.
 type ClientStats struct {
-	Calls       uint64 // calls that got a request id
-	Replies     uint64 // replies and error replies matched to a call
+	Calls   uint64 // calls that got a request id
+	Replies uint64 // replies and error replies matched to a call
+	// OtherNode counts the replies (among Replies) that another node sent:
+	// the answers to requests the responder forwarded.
+	OtherNode   uint64
 	Retransmits uint64 // requests sent again after a timeout
 	Timeouts    uint64 // calls that ended with ErrTimeout
 	Stale       uint64 // replies for no pending call: duplicates, or late after a timeout
@@ -718,7 +732,7 @@ func (c *Client) Stats() ClientStats {
 	s := ClientStats{
 		Calls: k.calls.Load(), Replies: k.replies.Load(), Retransmits: k.retransmits.Load(),
 		Timeouts: k.timeouts.Load(), Stale: k.stale.Load(), CreditWaits: k.creditWaits.Load(),
-		RxErrors: k.rxErrors.Load(), WrongDst: k.wrongDst.Load(), UnexpectedType: k.unexpectedType.Load(),
+		RxErrors: k.rxErrors.Load(), OtherNode: k.otherNode.Load(), WrongDst: k.wrongDst.Load(), UnexpectedType: k.unexpectedType.Load(),
 	}
 	s.Malformed, s.BadMAC, s.UnknownTenant = k.decodeCounters.snapshot()
 	c.mu.Lock()

@@ -141,7 +141,13 @@ func TestNetMalformed(t *testing.T) {
 		{mut(func(b []byte) []byte { return append(b, 0) }), MalformedLength},
 		{mut(func(b []byte) []byte { binary.LittleEndian.PutUint32(b[32:], 1<<31); return b }), MalformedTooLarge},
 		{mut(func(b []byte) []byte { b[3] = 9; return b }), MalformedType},
-		{mut(func(b []byte) []byte { b[4] = 4; return b }), MalformedFlags},
+		{mut(func(b []byte) []byte { b[4] = 0x10; return b }), MalformedFlags},
+		// Authentic, but the route prefix the flags announce is missing
+		// or wrong, or the flags do not belong on the type.
+		{seal(t, tn.keys, wire.Header{Type: wire.TypeRequest, Flags: wire.FlagProgram, Tenant: tenantA, RequestID: 3, Src: 5, Dst: serverNode}, []byte("xyz")), MalformedRoute},
+		{seal(t, tn.keys, wire.Header{Type: wire.TypeRequest, Flags: wire.FlagForwarded, Tenant: tenantA, RequestID: 4, Src: 5, Dst: serverNode}, make([]byte, 24)), MalformedRoute},
+		{seal(t, tn.keys, wire.Header{Type: wire.TypeRequest, Flags: wire.FlagForwarded | wire.FlagOneWay, Tenant: tenantA, RequestID: 5, Src: 5, Dst: serverNode}, make([]byte, 40)), MalformedRoute},
+		{seal(t, tn.keys, wire.Header{Type: wire.TypeControl, Flags: wire.FlagProgram, Tenant: tenantA, Handler: 1, RequestID: 6, Src: 5, Dst: serverNode}, make([]byte, 8)), MalformedRoute},
 		{mut(func(b []byte) []byte { b[36] = 1; return b }), MalformedStatus},
 	}
 	for _, c := range cases {

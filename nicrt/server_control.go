@@ -2,6 +2,7 @@ package nicrt
 
 import (
 	"fmt"
+	"github.com/naam-project/naam/nicrt/transport"
 	"sort"
 	"strings"
 
@@ -53,7 +54,7 @@ func (in *inflight) runControl(body []byte) {
 	} else {
 		s.ctr.errorReplies.Add(1)
 	}
-	in.cache(slotDone, b)
+	in.cache(slotDone, b, transport.Addr{})
 	q.tx.push(in.addr, b)
 	in.release()
 }
