@@ -358,3 +358,72 @@ func TestNetForwardLossy(t *testing.T) {
 		t.Errorf("B ran %d, A forwarded %d, want %d each", sb.Requests, sa.Forwards, n)
 	}
 }
+
+// TestNetPeerEviction: with MaxPeers 4, a fifth peer evicts the state idle
+// longest; the evicted peer's old ids (a replay of one that ran, and an
+// older one that never came) are refused, its newer ids run; while every
+// state was used in the current activity period a new peer is dropped.
+func TestNetPeerEviction(t *testing.T) {
+	// The server without its activity ticker: the test ends the periods
+	// (countActiveOnce), so that a tick cannot land between its steps.
+	tn := &testNet{net: transport.NewNetwork(transport.MemConfig{}), keys: testKeys(t), nic: newNIC(t, Config{})}
+	conn, err := tn.net.Listen(transport.Addr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn.addr = conn.LocalAddr()
+	if tn.srv, err = newServer(tn.nic, []transport.Conn{conn}, ServerConfig{Node: serverNode, Keys: tn.keys, MaxPeers: 4}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range tn.srv.queues {
+		tn.srv.rxDone.Go(q.loop)
+	}
+	t.Cleanup(func() { tn.srv.Close() })
+	reg := register(t, tn.nic, tenantA, "c", 8, RegionOptions{Writable: true})
+	p := tn.raw(t)
+	fetchAdd := func(src uint32, id uint64) []byte {
+		return seal(t, tn.keys, wire.Header{Type: wire.TypeRequest, Tenant: tenantA, Handler: HandlerFetchAdd,
+			RequestID: id, Src: src, Dst: serverNode}, AppendFetchAdd(nil, reg.Ref(), 0, 1))
+	}
+	// exchange sends b and waits for its reply.
+	exchange := func(b []byte) {
+		t.Helper()
+		p.send(b)
+		ps := make([]transport.Packet, 1)
+		ps[0].Buf = make([]byte, 2048)
+		p.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := p.conn.ReadBatch(ps); err != nil {
+			t.Fatalf("no reply: %v", err)
+		}
+	}
+	for src := uint32(1); src <= 4; src++ {
+		exchange(fetchAdd(src, 1000))
+	}
+	// Every state was used in this period: a fifth peer cannot get one.
+	p.send(fetchAdd(5, 1000))
+	waitFor(t, "peers full", func() bool { return tn.srv.Stats().PeersFull == 1 })
+	// Peer 1 stays idle for two periods, the others for one.
+	tn.srv.countActiveOnce()
+	for src := uint32(2); src <= 4; src++ {
+		exchange(fetchAdd(src, 1001))
+	}
+	tn.srv.countActiveOnce()
+	exchange(fetchAdd(5, 1000)) // evicts peer 1
+	st := tn.srv.Stats()
+	if st.PeersEvicted != 1 || st.Floors != 1 || st.Peers != 4 || counter(reg) != 8 {
+		t.Fatalf("evicted %d, floors %d, peers %d, counter %d", st.PeersEvicted, st.Floors, st.Peers, counter(reg))
+	}
+	// Peer 1 again: a replay of id 1000 and an id below it that never came
+	// are refused (no reply, the FETCH-ADD does not run); 1001 runs.
+	tn.srv.countActiveOnce() // so that peer 1's return may evict another
+	p.send(fetchAdd(1, 1000))
+	p.send(fetchAdd(1, 999))
+	waitFor(t, "replays refused", func() bool { return tn.srv.Stats().ReplaysEvicted == 2 })
+	exchange(fetchAdd(1, 1001))
+	if got := counter(reg); got != 9 {
+		t.Errorf("counter %d, want 9", got)
+	}
+	if st := tn.srv.Stats(); st.PeersEvicted != 2 || st.Peers != 4 {
+		t.Errorf("evicted %d, peers %d", st.PeersEvicted, st.Peers)
+	}
+}

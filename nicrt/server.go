@@ -564,19 +564,25 @@ func (s *Server) countActive() {
 			return
 		case <-t.C:
 		}
-		var n int64
-		s.peersMu.RLock()
-		for _, pr := range s.peers {
-			if pr.seen.Swap(false) {
-				n++
-				pr.idle.Store(0)
-			} else {
-				pr.idle.Add(1)
-			}
-		}
-		s.peersMu.RUnlock()
-		s.active.Store(n)
+		s.countActiveOnce()
 	}
+}
+
+// countActiveOnce ends an activity period: it counts the peers that sent
+// a request in it and ages the others, for eviction.
+func (s *Server) countActiveOnce() {
+	var n int64
+	s.peersMu.RLock()
+	for _, pr := range s.peers {
+		if pr.seen.Swap(false) {
+			n++
+			pr.idle.Store(0)
+		} else {
+			pr.idle.Add(1)
+		}
+	}
+	s.peersMu.RUnlock()
+	s.active.Store(n)
 }
 
 // credits is the grant a reply carries (spec/nic.md, Credits): the NIC
