@@ -139,6 +139,12 @@ type Client struct {
 	waiters     int
 	wake        chan struct{} // closed and replaced when a slot frees
 	closed      bool
+	// rtIdle: the retransmitter sleeps until kicked (nothing was pending
+	// for a whole look); a call that starts then kicks it. While calls
+	// come and go it keeps looking every MinTimeout/2 instead, so that a
+	// call does not wake it (a goroutine hand-off, often a thread's
+	// wake-up) every time the client goes from none to one outstanding.
+	rtIdle bool
 
 	rttMu        sync.Mutex
 	srtt, rttvar time.Duration // 0 until the first sample
@@ -425,7 +431,8 @@ func (c *Client) acquire(ctx context.Context, cl *call, typ wire.Type, tenant, h
 	c.pending[id%wire.WindowSize] = cl
 	c.outstanding++
 	others = c.outstanding > 1
-	if c.outstanding == 1 {
+	if c.rtIdle {
+		c.rtIdle = false
 		select {
 		case c.kick <- struct{}{}:
 		default:
@@ -491,17 +498,22 @@ func (c *Client) retransmit() {
 	defer timer.Stop()
 	var failed []*call
 	var resend []transport.Packet
+	quiet := false // nothing was pending at the last look
 	for {
 		c.mu.Lock()
-		for c.outstanding == 0 && !c.closed {
-			c.mu.Unlock()
-			<-c.kick
-			c.mu.Lock()
+		if quiet && c.outstanding == 0 {
+			c.rtIdle = true
+			for c.rtIdle && !c.closed {
+				c.mu.Unlock()
+				<-c.kick
+				c.mu.Lock()
+			}
 		}
 		if c.closed {
 			c.mu.Unlock()
 			return
 		}
+		quiet = c.outstanding == 0
 		now := c.now()
 		next := now + c.cfg.MinTimeout/2
 		for id := c.oldest; id < c.nextID; id++ {
