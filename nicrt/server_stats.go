@@ -77,8 +77,8 @@ type serverCounters struct {
 }
 
 // ServerStats is a snapshot of a Server's counters (spec/nic.md, Network
-// side). Every datagram read is counted once among Requests, Control, the
-// drops and CacheHits.
+// side). Every datagram read is counted once among Requests, OneWay,
+// Control, the drops (Dropped), CacheHits and Reforwarded.
 type ServerStats struct {
 	RxPackets, RxBatches uint64 // datagrams and batches read
 	RxErrors             uint64 // failed reads (other than closing)
