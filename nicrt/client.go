@@ -124,11 +124,15 @@ type Client struct {
 	conn   transport.Conn
 	server transport.Addr
 	cfg    ClientConfig
-	codec  *wire.Codec // the receiver's
-	retx   *wire.Codec // the retransmitter's
-	tx     *txQueue
-	calls  sync.Pool // *call
-	epoch  time.Time // call times are durations since it
+	codec  *wire.Codec // the reader's (one goroutine reads at a time)
+	// sealers seal first tries, one per caller at a time. Not the call
+	// record's own: a record may end (a retransmission answered) and be
+	// reused by another caller while its first caller still seals.
+	sealers sync.Pool   // *wire.Codec
+	retx    *wire.Codec // the retransmitter's
+	tx      *txQueue
+	calls   sync.Pool // *call
+	epoch   time.Time // call times are durations since it
 
 	mu          sync.Mutex
 	nextID      uint64
@@ -176,7 +180,6 @@ type call struct {
 	timeout  time.Duration
 	deadline time.Duration // since the client's epoch
 	sent     time.Duration // the first try, since the epoch
-	codec    *wire.Codec   // the caller's, for the first try
 	// How the caller learns the outcome: ch for Call (the outcome is left
 	// in typ, status, reply and err), done for Go.
 	ch       chan struct{}
@@ -215,9 +218,10 @@ func Dial(conn transport.Conn, server transport.Addr, cfg ClientConfig) (*Client
 	for i := range c.ps {
 		c.ps[i].Buf = make([]byte, wire.HeaderSize+codec.MaxPayload())
 	}
-	c.calls.New = func() any {
+	c.calls.New = func() any { return &call{ch: make(chan struct{}, 1)} }
+	c.sealers.New = func() any {
 		cd, _ := wire.NewCodec(wcfg)
-		return &call{codec: cd, ch: make(chan struct{}, 1)}
+		return cd
 	}
 	go c.receive()
 	go c.retransmit()
@@ -277,6 +281,7 @@ var ErrNoCredits = errors.New("nicrt: no credits for another call")
 func (c *Client) Go(tenant, handler uint32, payload []byte, done func(reply []byte, err error)) error {
 	cl := c.calls.Get().(*call)
 	cl.done = done
+	cl.selfRead = false // a pooled call may come from a Call that read
 	if err := c.start(nil, cl, wire.TypeRequest, tenant, handler, payload); err != nil {
 		cl.done = nil
 		c.calls.Put(cl)
@@ -374,12 +379,13 @@ func (c *Client) start(ctx context.Context, cl *call, typ wire.Type, tenant, han
 	}
 	cl.req = append(cl.req[:0], payload...)
 	cl.err, cl.typ, cl.status = nil, 0, 0
-	codec := cl.codec // cl may end, and be reused, once it is pending
 	h, others, err := c.acquire(ctx, cl, typ, tenant, handler, c.timeout())
 	if err != nil {
 		return err
 	}
+	codec := c.sealers.Get().(*wire.Codec)
 	b, _ := codec.Encode(c.tx.buffer(), &h, payload)
+	c.sealers.Put(codec)
 	c.tx.pushYield(c.server, b, others)
 	return nil
 }
