@@ -128,8 +128,7 @@ const (
 type cacheSlot struct {
 	id    uint64
 	state slotState
-	dgram []byte         // the sealed reply (slotDone) or forwarded request (slotForwarded)
-	to    transport.Addr // slotForwarded: where the forwarded request went
+	dgram []byte // the sealed reply (slotDone) or forwarded request (slotForwarded)
 }
 
 type slotState uint8
@@ -433,9 +432,17 @@ func (q *rxQueue) handle(i int, inline bool) bool {
 			pr.mu.Unlock()
 			s.ctr.duplicatesRunning.Add(1)
 		case slot.id == id && slot.state == slotForwarded && len(slot.dgram) > 0:
-			// Forward it again, as it was: the next node's window and
-			// reply cache see a duplicate and answer from its cache.
-			b, to := append(q.tx.buffer(), slot.dgram...), slot.to
+			// Forward it again, as it was, to the node it went to (its
+			// dst, at its address now): the next node's window and reply
+			// cache see a duplicate and answer from its cache.
+			fwd, _ := wire.Parse(slot.dgram, q.codec.MaxPayload()) // sealed here: it parses
+			to, ok := s.Peer(fwd.Dst)
+			if !ok { // the node left the address book meanwhile
+				pr.mu.Unlock()
+				s.ctr.duplicatesForwarded.Add(1)
+				break
+			}
+			b := append(q.tx.buffer(), slot.dgram...)
 			pr.mu.Unlock()
 			q.tx.push(to, b)
 			s.ctr.reforwarded.Add(1)
@@ -601,7 +608,7 @@ func (s *Server) credits() uint16 {
 func (in *inflight) complete(r Reply) {
 	s, q := in.s, in.q
 	if in.oneway { // nobody waits for it: count how it ended
-		in.cache(slotDone, nil, transport.Addr{})
+		in.cache(slotDone, nil)
 		if r.Status != StatusOK {
 			s.ctr.oneWayFailed.Add(1)
 		}
@@ -615,7 +622,7 @@ func (in *inflight) complete(r Reply) {
 		// caller's goes on to the same node unchanged, and send it.
 		b := in.fwd
 		in.fwd = nil
-		in.cache(slotForwarded, b, in.fwdTo)
+		in.cache(slotForwarded, b)
 		s.ctr.forwarded.Add(1)
 		in.send(r.Core, in.fwdTo, b)
 		in.release()
@@ -637,7 +644,7 @@ func (in *inflight) complete(r Reply) {
 	case r.Status == StatusError && r.Code > 0:
 		h.Type, h.Status = wire.TypeErrorReply, wire.Status(r.Code)
 	case r.Status == StatusForwarded: // through an Outbox of the NIC's Config
-		in.cache(slotForwarded, nil, transport.Addr{})
+		in.cache(slotForwarded, nil)
 		s.ctr.forwarded.Add(1)
 		in.release()
 		return
@@ -664,7 +671,7 @@ func (in *inflight) complete(r Reply) {
 	} else {
 		s.ctr.errorReplies.Add(1)
 	}
-	in.cache(slotDone, b, transport.Addr{})
+	in.cache(slotDone, b)
 	in.send(r.Core, in.addr, b)
 	in.release()
 }
@@ -687,13 +694,13 @@ func (in *inflight) send(core int, to transport.Addr, b []byte) {
 
 // cache records the request's end in its peer's reply cache, unless the
 // slot went to a newer id meanwhile.
-func (in *inflight) cache(state slotState, dgram []byte, to transport.Addr) {
+func (in *inflight) cache(state slotState, dgram []byte) {
 	pr, id := in.peer, in.hdr.RequestID
 	slot := &pr.cache[id%wire.WindowSize]
 	pr.mu.Lock()
 	pr.running--
 	if slot.id == id && slot.state == slotRunning {
-		slot.state, slot.to = state, to
+		slot.state = state
 		slot.dgram = append(slot.dgram[:0], dgram...)
 	}
 	pr.mu.Unlock()

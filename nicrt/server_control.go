@@ -2,7 +2,6 @@ package nicrt
 
 import (
 	"fmt"
-	"github.com/naam-project/naam/nicrt/transport"
 	"sort"
 	"strings"
 
@@ -54,7 +53,7 @@ func (in *inflight) runControl(body []byte) {
 	} else {
 		s.ctr.errorReplies.Add(1)
 	}
-	in.cache(slotDone, b, transport.Addr{})
+	in.cache(slotDone, b)
 	q.tx.push(in.addr, b)
 	in.release()
 }
