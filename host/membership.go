@@ -151,6 +151,18 @@ func (n *Node) setMember(m *memberlist.Node) {
 	n.membersMu.Lock()
 	n.members[m.Name] = mb
 	n.membersMu.Unlock()
+	n.route(mb.ID, mb.Addr)
+}
+
+// route tells the server where node id is, for what handlers send and
+// forward.
+func (n *Node) route(id uint32, addr netip.AddrPort) {
+	if id == 0 || id == n.cfg.ID || !addr.IsValid() {
+		return
+	}
+	if err := n.srv.SetPeer(id, addr); err != nil {
+		n.log.Warn("routing to a node", "id", id, "addr", addr.String(), "err", err)
+	}
 }
 
 // NotifyLeave takes the member's peer down: its calls in flight end with
@@ -170,6 +182,9 @@ func (e events) NotifyLeave(m *memberlist.Node) {
 		return
 	}
 	n := e.n
+	if md.ID != 0 && md.ID != n.cfg.ID {
+		n.srv.RemovePeer(md.ID)
+	}
 	n.mu.Lock()
 	p := n.peers[ap]
 	if p != nil {

@@ -338,6 +338,7 @@ func (n *Node) dial(ctx context.Context, ap netip.AddrPort) (*Peer, error) {
 		if err != nil {
 			return nil, err
 		}
+		n.route(p.node, ap)
 		n.log.Debug("peer dialed", "peer", ap.String(), "peer_id", p.node)
 		return p, nil
 	}

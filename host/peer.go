@@ -101,7 +101,7 @@ func dialPeer(ctx context.Context, addr netip.AddrPort, cfg dialConfig) (*Peer, 
 	d, err := probe.Describe(ctx, cfg.tenant)
 	probe.Close()
 	if err != nil {
-		if errors.Is(err, ErrTimeout) {
+		if errors.Is(err, ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, fmt.Errorf("host: dial %v: no answer (is a node listening there, with this tenant's key?): %w", addr, err)
 		}
 		return nil, fmt.Errorf("host: dial %v: %w", addr, err)

@@ -124,11 +124,15 @@ type Client struct {
 	conn   transport.Conn
 	server transport.Addr
 	cfg    ClientConfig
-	codec  *wire.Codec // the receiver's
-	retx   *wire.Codec // the retransmitter's
-	tx     *txQueue
-	calls  sync.Pool // *call
-	epoch  time.Time // call times are durations since it
+	codec  *wire.Codec // the reader's (one goroutine reads at a time)
+	// sealers seal first tries, one per caller at a time. Not the call
+	// record's own: a record may end (a retransmission answered) and be
+	// reused by another caller while its first caller still seals.
+	sealers sync.Pool   // *wire.Codec
+	retx    *wire.Codec // the retransmitter's
+	tx      *txQueue
+	calls   sync.Pool // *call
+	epoch   time.Time // call times are durations since it
 
 	mu          sync.Mutex
 	nextID      uint64
@@ -139,6 +143,23 @@ type Client struct {
 	waiters     int
 	wake        chan struct{} // closed and replaced when a slot frees
 	closed      bool
+	// rtIdle: the retransmitter sleeps until kicked (nothing was pending
+	// for a whole look); a call that starts then kicks it. While calls
+	// come and go it keeps looking every MinTimeout/2 instead, so that a
+	// call does not wake it (a goroutine hand-off, often a thread's
+	// wake-up) every time the client goes from none to one outstanding.
+	rtIdle bool
+	// One goroutine at a time reads the conn (reading), into ps: the
+	// receiver, or a caller waiting in Call (reader is its call), which
+	// reads its own reply so that no hand-off to another goroutine (and
+	// no wake-up of another thread) lies on its way. The receiver reads
+	// only while calls are pending and no caller does; otherwise it waits
+	// for rxKick (rxIdle).
+	reading bool
+	reader  *call
+	rxIdle  bool
+	rxKick  chan struct{}
+	ps      []transport.Packet
 
 	rttMu        sync.Mutex
 	srtt, rttvar time.Duration // 0 until the first sample
@@ -159,16 +180,16 @@ type call struct {
 	timeout  time.Duration
 	deadline time.Duration // since the client's epoch
 	sent     time.Duration // the first try, since the epoch
-	codec    *wire.Codec   // the caller's, for the first try
 	// How the caller learns the outcome: ch for Call (the outcome is left
 	// in typ, status, reply and err), done for Go.
-	ch      chan struct{}
-	done    func(reply []byte, err error)
-	typ     wire.Type
-	status  wire.Status
-	reply   []byte
-	err     error
-	scratch []byte // a verb's request
+	ch       chan struct{}
+	done     func(reply []byte, err error)
+	selfRead bool // the caller reads the conn for its reply if nobody else does (Call)
+	typ      wire.Type
+	status   wire.Status
+	reply    []byte
+	err      error
+	scratch  []byte // a verb's request
 }
 
 // Dial returns a Client that calls the responder at server through conn.
@@ -190,12 +211,17 @@ func Dial(conn transport.Conn, server transport.Addr, cfg ClientConfig) (*Client
 		tx:     newTxQueue(conn, wire.HeaderSize+codec.MaxPayload()),
 		epoch:  time.Now(),
 		nextID: cfg.FirstID, oldest: cfg.FirstID, credits: cfg.InitialCredits,
-		wake: make(chan struct{}), kick: make(chan struct{}, 1),
+		wake: make(chan struct{}), kick: make(chan struct{}, 1), rxKick: make(chan struct{}, 1),
 		rxDone: make(chan struct{}), rtDone: make(chan struct{}),
 	}
-	c.calls.New = func() any {
+	c.ps = make([]transport.Packet, cfg.Batch)
+	for i := range c.ps {
+		c.ps[i].Buf = make([]byte, wire.HeaderSize+codec.MaxPayload())
+	}
+	c.calls.New = func() any { return &call{ch: make(chan struct{}, 1)} }
+	c.sealers.New = func() any {
 		cd, _ := wire.NewCodec(wcfg)
-		return &call{codec: cd, ch: make(chan struct{}, 1)}
+		return cd
 	}
 	go c.receive()
 	go c.retransmit()
@@ -223,6 +249,7 @@ func (c *Client) Close() error {
 	close(c.wake) // waiters see closed
 	c.wake = make(chan struct{})
 	close(c.kick)
+	close(c.rxKick)
 	c.mu.Unlock()
 	for _, cl := range ended {
 		c.fail(cl, ErrClosed)
@@ -254,6 +281,7 @@ var ErrNoCredits = errors.New("nicrt: no credits for another call")
 func (c *Client) Go(tenant, handler uint32, payload []byte, done func(reply []byte, err error)) error {
 	cl := c.calls.Get().(*call)
 	cl.done = done
+	cl.selfRead = false // a pooled call may come from a Call that read
 	if err := c.start(nil, cl, wire.TypeRequest, tenant, handler, payload); err != nil {
 		cl.done = nil
 		c.calls.Put(cl)
@@ -318,8 +346,16 @@ func (c *Client) do(ctx context.Context, cl *call, tenant, handler uint32, paylo
 // doType is do for a request or a control packet (handler: the op).
 func (c *Client) doType(ctx context.Context, cl *call, typ wire.Type, tenant, handler uint32, payload, out []byte) ([]byte, error) {
 	defer c.calls.Put(cl)
-	if err := c.start(ctx, cl, typ, tenant, handler, payload); err != nil {
+	// A caller whose context cannot be cancelled may read its reply itself
+	// (nothing but a datagram, Close or the retransmitter's verdict ends
+	// its wait).
+	cl.selfRead = ctx.Done() == nil
+	err := c.start(ctx, cl, typ, tenant, handler, payload)
+	if err != nil {
 		return out, err
+	}
+	if cl.selfRead {
+		c.readFor(cl)
 	}
 	select {
 	case <-cl.ch:
@@ -343,12 +379,13 @@ func (c *Client) start(ctx context.Context, cl *call, typ wire.Type, tenant, han
 	}
 	cl.req = append(cl.req[:0], payload...)
 	cl.err, cl.typ, cl.status = nil, 0, 0
-	codec := cl.codec // cl may end, and be reused, once it is pending
 	h, others, err := c.acquire(ctx, cl, typ, tenant, handler, c.timeout())
 	if err != nil {
 		return err
 	}
+	codec := c.sealers.Get().(*wire.Codec)
 	b, _ := codec.Encode(c.tx.buffer(), &h, payload)
+	c.sealers.Put(codec)
 	c.tx.pushYield(c.server, b, others)
 	return nil
 }
@@ -424,8 +461,17 @@ func (c *Client) acquire(ctx context.Context, cl *call, typ wire.Type, tenant, h
 	cl.hdr = h
 	c.pending[id%wire.WindowSize] = cl
 	c.outstanding++
+	switch {
+	case c.reading:
+	case cl.selfRead:
+		c.reading, c.reader = true, cl
+	default:
+		c.kickReceiverLocked()
+	}
+	cl.selfRead = c.reader == cl
 	others = c.outstanding > 1
-	if c.outstanding == 1 {
+	if c.rtIdle {
+		c.rtIdle = false
 		select {
 		case c.kick <- struct{}{}:
 		default:
@@ -491,17 +537,23 @@ func (c *Client) retransmit() {
 	defer timer.Stop()
 	var failed []*call
 	var resend []transport.Packet
+	quiet := false // nothing was pending at the last look
+	wakeReader := false
 	for {
 		c.mu.Lock()
-		for c.outstanding == 0 && !c.closed {
-			c.mu.Unlock()
-			<-c.kick
-			c.mu.Lock()
+		if quiet && c.outstanding == 0 {
+			c.rtIdle = true
+			for c.rtIdle && !c.closed {
+				c.mu.Unlock()
+				<-c.kick
+				c.mu.Lock()
+			}
 		}
 		if c.closed {
 			c.mu.Unlock()
 			return
 		}
+		quiet = c.outstanding == 0
 		now := c.now()
 		next := now + c.cfg.MinTimeout/2
 		for id := c.oldest; id < c.nextID; id++ {
@@ -516,6 +568,7 @@ func (c *Client) retransmit() {
 			if cl.tries >= c.cfg.MaxTries {
 				c.removeLocked(&c.pending[id%wire.WindowSize], id)
 				failed = append(failed, cl)
+				wakeReader = wakeReader || c.reader == cl
 				continue
 			}
 			cl.tries++
@@ -528,6 +581,10 @@ func (c *Client) retransmit() {
 			resend = append(resend, transport.Packet{Addr: c.server, Buf: b, N: len(b)})
 		}
 		c.mu.Unlock()
+		if wakeReader { // its caller is blocked reading: end the read
+			c.conn.SetReadDeadline(time.Unix(1, 0))
+			wakeReader = false
+		}
 		for i := range resend {
 			// Counted before it leaves: its reply may end the call, and a
 			// caller read Stats, before push returns.
@@ -550,45 +607,106 @@ func (c *Client) retransmit() {
 	}
 }
 
-// receive reads replies until the conn closes and hands each to its call.
+// receive reads replies while calls are pending and no caller reads its
+// own, and hands each to its call; it ends when the client closes.
 func (c *Client) receive() {
 	defer close(c.rxDone)
-	ps := make([]transport.Packet, c.cfg.Batch)
-	for i := range ps {
-		ps[i].Buf = make([]byte, wire.HeaderSize+c.codec.MaxPayload())
-	}
 	for {
-		n, err := c.conn.ReadBatch(ps)
-		if err != nil {
-			if errors.Is(err, transport.ErrClosed) {
-				return
-			}
-			c.mu.Lock()
-			closed := c.closed
+		c.mu.Lock()
+		for (c.reading || c.outstanding == 0) && !c.closed {
+			c.rxIdle = true
 			c.mu.Unlock()
-			if closed {
-				return
-			}
-			if !transport.IsTimeout(err) {
-				c.ctr.rxErrors.Add(1)
-				time.Sleep(time.Millisecond)
-			}
-			continue
+			<-c.rxKick
+			c.mu.Lock()
 		}
-		// Hold the sender while the batch is delivered, so that the calls
-		// Go callbacks start leave in one WriteBatch.
-		held := c.tx.hold()
-		for i := range n {
-			c.deliver(ps[i].Buf[:ps[i].N])
+		if c.closed {
+			c.mu.Unlock()
+			return
 		}
-		if held {
-			c.tx.release()
+		c.reading = true
+		c.mu.Unlock()
+		err := c.readBatch()
+		c.mu.Lock()
+		c.reading = false
+		c.mu.Unlock()
+		if err != nil {
+			return
 		}
 		// Let the callers just woken run before the next read, which
 		// would most often find nothing and cost a system call on their
 		// way.
 		runtime.Gosched()
 	}
+}
+
+// readFor is the wait of a Call that reads the conn itself: it reads and
+// delivers batches (others' replies too) until cl has ended, then passes
+// the reading on to the receiver if calls are still pending.
+func (c *Client) readFor(cl *call) {
+	for {
+		c.mu.Lock()
+		if c.pending[cl.id%wire.WindowSize] != cl || c.closed {
+			c.reading, c.reader = false, nil
+			if c.outstanding > 0 {
+				c.kickReceiverLocked()
+			}
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+		if err := c.readBatch(); err != nil {
+			c.mu.Lock()
+			c.reading, c.reader = false, nil
+			c.mu.Unlock()
+			return
+		}
+	}
+}
+
+// kickReceiverLocked wakes the receiver if it waits; c.mu is held.
+func (c *Client) kickReceiverLocked() {
+	if c.rxIdle && !c.closed {
+		c.rxIdle = false
+		select {
+		case c.rxKick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// readBatch reads one batch into c.ps and delivers it; the caller is the
+// reader. It fails only when the conn is closed. A read deadline (set to
+// wake a reading caller whose call the retransmitter ended) is cleared.
+func (c *Client) readBatch() error {
+	n, err := c.conn.ReadBatch(c.ps)
+	if err != nil {
+		switch {
+		case errors.Is(err, transport.ErrClosed):
+			return err
+		case transport.IsTimeout(err):
+			c.conn.SetReadDeadline(time.Time{})
+		default:
+			c.mu.Lock()
+			closed := c.closed
+			c.mu.Unlock()
+			if closed {
+				return transport.ErrClosed
+			}
+			c.ctr.rxErrors.Add(1)
+			time.Sleep(time.Millisecond)
+		}
+		return nil
+	}
+	// Hold the sender while the batch is delivered, so that the calls Go
+	// callbacks start leave in one WriteBatch.
+	held := c.tx.hold()
+	for i := range n {
+		c.deliver(c.ps[i].Buf[:c.ps[i].N])
+	}
+	if held {
+		c.tx.release()
+	}
+	return nil
 }
 
 // deliver opens one datagram and ends the call it answers.
@@ -605,16 +723,24 @@ func (c *Client) deliver(b []byte) {
 	switch pkt.Type {
 	case wire.TypeReply, wire.TypeErrorReply:
 	case wire.TypeCredit:
-		c.mu.Lock()
-		c.grantLocked(pkt.Credits)
-		c.mu.Unlock()
+		if pkt.Src == c.cfg.Server {
+			c.mu.Lock()
+			c.grantLocked(pkt.Credits)
+			c.mu.Unlock()
+		}
 		return
 	default:
 		c.ctr.unexpectedType.Add(1)
 		return
 	}
 	c.mu.Lock()
-	c.grantLocked(pkt.Credits)
+	// A reply from another node answers a request the responder forwarded
+	// (spec/wire.md, Routing): it is as authentic, but its grant is that
+	// node's, not the responder's.
+	other := pkt.Src != c.cfg.Server
+	if !other {
+		c.grantLocked(pkt.Credits)
+	}
 	slot := &c.pending[pkt.RequestID%wire.WindowSize]
 	cl := *slot
 	if cl == nil || cl.id != pkt.RequestID || cl.hdr.Tenant != pkt.Tenant {
@@ -629,6 +755,9 @@ func (c *Client) deliver(b []byte) {
 		c.sample(c.now() - sent)
 	}
 	c.ctr.replies.Add(1)
+	if other {
+		c.ctr.otherNode.Add(1)
+	}
 	if done := cl.done; done != nil {
 		cl.done = nil
 		c.calls.Put(cl)
@@ -687,13 +816,16 @@ type clientCounters struct {
 	decodeCounters
 	calls, replies, retransmits, timeouts atomic.Uint64
 	stale, wrongDst, unexpectedType       atomic.Uint64
-	creditWaits, rxErrors                 atomic.Uint64
+	creditWaits, rxErrors, otherNode      atomic.Uint64
 }
 
 // ClientStats is a snapshot of a Client's counters.
 type ClientStats struct {
-	Calls       uint64 // calls that got a request id
-	Replies     uint64 // replies and error replies matched to a call
+	Calls   uint64 // calls that got a request id
+	Replies uint64 // replies and error replies matched to a call
+	// OtherNode counts the replies (among Replies) that another node sent:
+	// the answers to requests the responder forwarded.
+	OtherNode   uint64
 	Retransmits uint64 // requests sent again after a timeout
 	Timeouts    uint64 // calls that ended with ErrTimeout
 	Stale       uint64 // replies for no pending call: duplicates, or late after a timeout
@@ -718,7 +850,7 @@ func (c *Client) Stats() ClientStats {
 	s := ClientStats{
 		Calls: k.calls.Load(), Replies: k.replies.Load(), Retransmits: k.retransmits.Load(),
 		Timeouts: k.timeouts.Load(), Stale: k.stale.Load(), CreditWaits: k.creditWaits.Load(),
-		RxErrors: k.rxErrors.Load(), WrongDst: k.wrongDst.Load(), UnexpectedType: k.unexpectedType.Load(),
+		RxErrors: k.rxErrors.Load(), OtherNode: k.otherNode.Load(), WrongDst: k.wrongDst.Load(), UnexpectedType: k.unexpectedType.Load(),
 	}
 	s.Malformed, s.BadMAC, s.UnknownTenant = k.decodeCounters.snapshot()
 	c.mu.Lock()

@@ -34,6 +34,13 @@
 // peer and tenant), submits it and sends the sealed reply with the credits
 // it grants; Client calls a responder, with request ids, retransmission
 // with backoff, a bounded number of tries and the responder's credits.
+// When the NIC has no Outbox of its own, Serve becomes it: a handler's
+// send and forward leave as program-relative requests (the program's
+// digest and the handler's id in the object) to the node ids of the
+// server's address book (SetPeer); a forward keeps the caller's tenant,
+// source and request id and is answered by the last node directly. Peer
+// state is bounded (MaxPeers); an evicted window leaves its high edge
+// behind so that nothing it saw runs again.
 //
 // The package must never run unverified bytecode on a NIC core (those run
 // the VM unchecked), never let one tenant reach another tenant's handlers

@@ -29,6 +29,10 @@ type Message struct {
 	// Payload is the request. It must stay unchanged until done runs: the
 	// handler reads it in place.
 	Payload []byte
+
+	// net is the network side's record of a request that came over the
+	// wire (Serve): what forward needs to pass it on.
+	net *inflight
 }
 
 // Status is what became of a message. The values are stable (the wire

@@ -3,6 +3,7 @@ package nicrt
 import (
 	"bytes"
 	"encoding/binary"
+	netaddr "net/netip"
 	"testing"
 	"time"
 
@@ -141,7 +142,13 @@ func TestNetMalformed(t *testing.T) {
 		{mut(func(b []byte) []byte { return append(b, 0) }), MalformedLength},
 		{mut(func(b []byte) []byte { binary.LittleEndian.PutUint32(b[32:], 1<<31); return b }), MalformedTooLarge},
 		{mut(func(b []byte) []byte { b[3] = 9; return b }), MalformedType},
-		{mut(func(b []byte) []byte { b[4] = 4; return b }), MalformedFlags},
+		{mut(func(b []byte) []byte { b[4] = 0x10; return b }), MalformedFlags},
+		// Authentic, but the route prefix the flags announce is missing
+		// or wrong, or the flags do not belong on the type.
+		{seal(t, tn.keys, wire.Header{Type: wire.TypeRequest, Flags: wire.FlagProgram, Tenant: tenantA, RequestID: 3, Src: 5, Dst: serverNode}, []byte("xyz")), MalformedRoute},
+		{seal(t, tn.keys, wire.Header{Type: wire.TypeRequest, Flags: wire.FlagForwarded, Tenant: tenantA, RequestID: 4, Src: 5, Dst: serverNode}, make([]byte, 24)), MalformedRoute},
+		{seal(t, tn.keys, wire.Header{Type: wire.TypeRequest, Flags: wire.FlagForwarded | wire.FlagOneWay, Tenant: tenantA, RequestID: 5, Src: 5, Dst: serverNode}, make([]byte, 40)), MalformedRoute},
+		{seal(t, tn.keys, wire.Header{Type: wire.TypeControl, Flags: wire.FlagProgram, Tenant: tenantA, Handler: 1, RequestID: 6, Src: 5, Dst: serverNode}, make([]byte, 8)), MalformedRoute},
 		{mut(func(b []byte) []byte { b[36] = 1; return b }), MalformedStatus},
 	}
 	for _, c := range cases {
@@ -199,6 +206,17 @@ func FuzzServe(f *testing.F) {
 			add(r, payload)
 		}
 	}
+	// Program-relative, one-way and forwarded requests (spec/wire.md,
+	// Routing).
+	prog := wire.Route{HasProgram: true, Program: p.Digest}
+	fwd := wire.Route{Forwarded: true, Via: 9, ReplyTo: transport.Addr(netaddr.AddrPortFrom(netaddr.MustParseAddr("127.0.0.1"), 7)), HasProgram: true, Program: p.Digest}
+	for i, r := range []wire.Route{prog, fwd, {HasProgram: true, Program: 1}} {
+		for _, oneway := range []wire.Flags{0, wire.FlagOneWay} {
+			h := req
+			h.Handler, h.RequestID, h.Flags = 0, uint64(1000+i), wire.RouteFlags(&r)|oneway
+			add(h, wire.AppendRoute(nil, &r))
+		}
+	}
 	add(wire.Header{Type: wire.TypeControl, Tenant: tenantA, Handler: uint32(wire.OpStats), Dst: serverNode}, nil)
 	add(wire.Header{Type: wire.TypeCredit, Tenant: tenantA, Credits: 5, Dst: serverNode}, nil)
 	f.Add([]byte{})
@@ -211,7 +229,8 @@ func FuzzServe(f *testing.F) {
 			t.Fatalf("rx %d → %d", before.RxPackets, after.RxPackets)
 		}
 		handled := (after.Requests - before.Requests) + (after.Control - before.Control) +
-			(after.Dropped() - before.Dropped()) + (after.CacheHits - before.CacheHits)
+			(after.Dropped() - before.Dropped()) + (after.CacheHits - before.CacheHits) +
+			(after.OneWay - before.OneWay) + (after.Reforwarded - before.Reforwarded)
 		if handled != 1 {
 			t.Fatalf("datagram counted %d times: %+v → %+v", handled, before, after)
 		}
@@ -261,6 +280,9 @@ func FuzzServeSealed(f *testing.F) {
 	f.Add(reqType, uint16(0), uint32(tenantA), HandlerFetchAdd, uint64(1), uint32(5), AppendFetchAdd(nil, reg.Ref(), 0, 1))
 	f.Add(reqType, uint16(1), uint32(tenantB), id(f, p, "null"), uint64(2), uint32(5), []byte{})
 	f.Add(reqType, uint16(0), uint32(tenantA), id(f, p, "err"), uint64(3), uint32(6), []byte("x"))
+	f.Add(reqType, uint16(wire.FlagProgram|wire.FlagOneWay), uint32(tenantA), uint32(0), uint64(4), uint32(6), wire.AppendRoute(nil, &wire.Route{HasProgram: true, Program: p.Digest}))
+	f.Add(reqType, uint16(wire.FlagProgram|wire.FlagForwarded), uint32(tenantA), uint32(1), uint64(5), uint32(6),
+		wire.AppendRoute(nil, &wire.Route{Forwarded: true, Via: 3, ReplyTo: transport.Addr(netaddr.AddrPortFrom(netaddr.MustParseAddr("127.0.0.1"), 9)), HasProgram: true, Program: p.Digest}))
 	for op, body := range map[wire.Op]wire.Control{
 		wire.OpRegister:  &wire.Register{Name: "r", Size: 64, Placement: wire.PlacementHost},
 		wire.OpStats:     &wire.StatsRequest{Prefix: "server."},
@@ -283,7 +305,8 @@ func FuzzServeSealed(f *testing.F) {
 		tn.feed(b)
 		after := tn.srv.Stats()
 		handled := (after.Requests - before.Requests) + (after.Control - before.Control) +
-			(after.Dropped() - before.Dropped()) + (after.CacheHits - before.CacheHits)
+			(after.Dropped() - before.Dropped()) + (after.CacheHits - before.CacheHits) +
+			(after.OneWay - before.OneWay) + (after.Reforwarded - before.Reforwarded)
 		if handled != 1 {
 			t.Fatalf("datagram counted %d times: %+v → %+v", handled, before, after)
 		}

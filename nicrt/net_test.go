@@ -515,3 +515,62 @@ func goRetry(cl *Client, tenant, handler uint32, req []byte, done func([]byte, e
 	}()
 	return nil
 }
+
+// TestNetCallerReads mixes calls whose callers read their own replies
+// (Call with a context that cannot be cancelled), calls that wait for the
+// receiver (a cancellable context) and Go, from several goroutines on one
+// client, with the pooled call records passing between them: every call
+// gets its reply, none times out (spec/nic.md, The requester: who reads).
+func TestNetCallerReads(t *testing.T) {
+	tn := newTestNet(t, Config{}, ServerConfig{})
+	reg := register(t, tn.nic, tenantA, "c", 8, RegionOptions{Writable: true})
+	cl := tn.client(t, ClientConfig{}, nil)
+	fetchAddGo := func() error {
+		done := make(chan error, 1)
+		if err := goRetry(cl, tenantA, HandlerFetchAdd, AppendFetchAdd(nil, reg.Ref(), 0, 1), func(_ []byte, err error) { done <- err }); err != nil {
+			return err
+		}
+		return <-done
+	}
+	// One goroutine: a Go right after a Call that read its own reply
+	// (likely with the same pooled record) while nobody reads.
+	const seq = 50
+	for i := range seq {
+		if _, err := cl.FetchAdd(context.Background(), tenantA, reg.Ref(), 0, 1); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		if err := fetchAddGo(); err != nil {
+			t.Fatalf("go %d: %v", i, err)
+		}
+	}
+	const perWorker = 300
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			cctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			for i := range perWorker {
+				var err error
+				switch (i + w) % 3 {
+				case 0:
+					_, err = cl.FetchAdd(context.Background(), tenantA, reg.Ref(), 0, 1)
+				case 1:
+					_, err = cl.FetchAdd(cctx, tenantA, reg.Ref(), 0, 1)
+				default:
+					err = fetchAddGo()
+				}
+				if err != nil {
+					t.Errorf("worker %d call %d: %v", w, i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got := counter(reg); got != 2*seq+4*perWorker {
+		t.Errorf("counter %d, want %d", got, 2*seq+4*perWorker)
+	}
+	if st := cl.Stats(); st.Timeouts != 0 {
+		t.Errorf("%d timeouts", st.Timeouts)
+	}
+}

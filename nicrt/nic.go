@@ -41,6 +41,12 @@ type NIC struct {
 	// idlers are told when a core has run its queue empty: the network
 	// side sends the replies it held back to batch them (Serve).
 	idlers atomic.Pointer[[]idler]
+
+	// digests finds programs by (tenant, ProgramDigest) for
+	// program-relative requests; outbox, when Config.Outbox is nil, is
+	// what core helpers send and forward through (to the Server).
+	digests digestIndex
+	outbox  *netOutbox
 }
 
 // idler is told, by whoever runs core (its goroutine, or a submitter
@@ -97,6 +103,7 @@ func New(cfg Config) (*NIC, error) {
 	}
 	n := &NIC{
 		cfg:         cfg,
+		outbox:      new(netOutbox),
 		model:       newModel(cfg),
 		start:       time.Now(),
 		tenants:     map[uint64]*tenant{},
@@ -104,6 +111,10 @@ func New(cfg Config) (*NIC, error) {
 		nextProgram: 1,
 		nextHandler: FirstHandlerID,
 		nextRegion:  1,
+	}
+	if cfg.Outbox == nil {
+		// The cores read cfg.Outbox; Config still reports nil.
+		n.cfg.Outbox = n.outbox
 	}
 	for _, verb := range []struct {
 		id   uint32
@@ -125,7 +136,13 @@ func New(cfg Config) (*NIC, error) {
 }
 
 // Config returns the configuration in effect, defaults filled in.
-func (n *NIC) Config() Config { return n.cfg }
+func (n *NIC) Config() Config {
+	c := n.cfg
+	if c.Outbox == Outbox(n.outbox) {
+		c.Outbox = nil
+	}
+	return c
+}
 
 // Close stops accepting messages (they get StatusClosed), runs what is
 // already queued to completion, and stops the cores. It must not be called

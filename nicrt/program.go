@@ -31,7 +31,10 @@ var (
 type Program struct {
 	ID     uint64 // node-wide, from 1, never reused (the control plane's program id)
 	Tenant uint64
-	Source string           // the object's source file name
+	Source string // the object's source file name
+	// Digest names the program to other nodes (ProgramDigest): send and
+	// forward carry it so that the target finds its copy of the program.
+	Digest uint64
 	Report *verifier.Report // what the verifier proved at Install
 
 	nic      *NIC
@@ -198,7 +201,11 @@ func (n *NIC) Install(tenant uint64, obj *bytecode.Object) (*Program, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nicrt: install: %w", err)
 	}
-	p := &Program{Tenant: tenant, Source: obj.Source, Report: rep, nic: n, vm: prog, drained: make(chan struct{}, 1)}
+	digest, err := ProgramDigest(obj)
+	if err != nil {
+		return nil, fmt.Errorf("nicrt: install: %w", err)
+	}
+	p := &Program{Tenant: tenant, Source: obj.Source, Digest: digest, Report: rep, nic: n, vm: prog, drained: make(chan struct{}, 1)}
 	// Per-entry reach, outside the lock: it depends on the code only.
 	reaches := make([]reach, len(obj.Handlers))
 	anyHostOnly := false
@@ -292,6 +299,7 @@ func (n *NIC) Install(tenant uint64, obj *bytecode.Object) (*Program, error) {
 	for _, h := range p.handlers {
 		n.handlers.set(h.id, h)
 	}
+	n.digests.add(p)
 	return p, nil
 }
 
@@ -307,6 +315,7 @@ func (n *NIC) Uninstall(p *Program) error {
 	}
 	p.removed = true
 	p.draining.Store(true)
+	n.digests.remove(p)
 	for _, h := range p.handlers {
 		n.handlers.set(h.id, nil)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,16 @@ type ServerConfig struct {
 	// allocate gigabytes with one packet; the host registers larger ones
 	// with NIC.Register. Default 64 MiB.
 	MaxRegisterBytes uint64
+	// Peers is the first address book: the node id → address map that
+	// send and forward use to reach other nodes (SetPeer and RemovePeer
+	// change it later). Serve copies it.
+	Peers map[uint32]transport.Addr
+	// MaxPeers bounds the peer states (anti-replay window and reply cache,
+	// about 40 KB each, one per source node, tenant and kind) the server
+	// keeps; past it, the states idle longest are evicted, each leaving
+	// only its window's high edge behind, below which that peer's ids stay
+	// refused (spec/nic.md, Peer state). Default 4,096.
+	MaxPeers int
 }
 
 // Server is the network side of a NIC: it reads requests from its rx
@@ -54,7 +65,17 @@ type Server struct {
 	dirty [][]*txQueue
 
 	peersMu sync.RWMutex
-	peers   map[uint64]*peer
+	peers   map[peerKey]*peer
+	floors  map[peerKey]uint64 // evicted peers: ids at or below refused
+
+	// book is the address book (node id → address), copy on write under
+	// bookMu, read lock-free by the cores that send and forward.
+	bookMu sync.Mutex
+	book   atomic.Pointer[map[uint32]transport.Addr]
+	// sealers seal what handlers send and forward (on any core); sendID
+	// numbers the one-way messages this node sends.
+	sealers sync.Pool // *wire.Codec
+	sendID  atomic.Uint64
 
 	ctlMu   sync.Mutex
 	uploads map[uploadKey]*upload // object uploads being assembled
@@ -71,20 +92,45 @@ type Server struct {
 	payloadLimit int // the codec's payload limit
 }
 
-// peer is the state kept per (source node, tenant): the anti-replay window
-// and the reply cache over the ids inside it.
+// peer is the state kept per peerKey: the anti-replay window and the
+// reply cache over the ids inside it.
 type peer struct {
 	mu    sync.Mutex
 	win   wire.Window
 	cache [wire.WindowSize]cacheSlot // by request id mod WindowSize
 	seen  atomic.Bool                // a request since the last activity count
+	idle  atomic.Int64               // activity periods without a request (countActive)
+	// Under mu: requests submitted and not done; evicted once the server
+	// dropped the state (a request that finds it so looks the key up
+	// again); floor, when hasFloor, the high edge of an evicted window of
+	// the same key: ids at or below it are refused.
+	running  int
+	evicted  bool
+	hasFloor bool
+	floor    uint64
 }
+
+// peerKey names a peer state. Requests a caller sends directly and those
+// another node forwarded for it (via) are windowed apart, as are the
+// one-way messages a node sends: each stream has its own id counter.
+type peerKey struct {
+	src, tenant, via uint32
+	kind             peerKind
+}
+
+type peerKind uint8
+
+const (
+	peerDirect    peerKind = iota // the caller's own requests and control packets
+	peerForwarded                 // requests node via forwarded for src
+	peerOneWay                    // one-way messages (send) from src
+)
 
 // cacheSlot is the reply cache entry of one request id.
 type cacheSlot struct {
 	id    uint64
 	state slotState
-	dgram []byte // the sealed reply datagram, when state is slotDone
+	dgram []byte // the sealed reply (slotDone) or forwarded request (slotForwarded)
 }
 
 type slotState uint8
@@ -115,9 +161,14 @@ type inflight struct {
 	q    *rxQueue
 	buf  []byte
 	peer *peer
-	addr transport.Addr
+	addr transport.Addr // where the reply goes: the sender, or the original caller of a forwarded request
 	hdr  wire.Header
 	done func(Reply) // in.complete, bound once
+	// oneway: a one-way message, answered by nothing. fwd, when the
+	// handler forwarded the request: the sealed datagram, for fwdTo.
+	oneway bool
+	fwd    []byte
+	fwdTo  transport.Addr
 }
 
 // activityPeriod is how often the server counts its active peers for the
@@ -148,8 +199,17 @@ func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, err
 	setInt(&cfg.Batch, 64)
 	setInt(&cfg.MaxCredits, 256)
 	setU64(&cfg.MaxRegisterBytes, 64<<20)
+	setInt(&cfg.MaxPeers, 4096)
 	if cfg.Batch < 1 || cfg.MaxCredits < 1 || cfg.MaxCredits > 0xffff {
 		return nil, fmt.Errorf("nicrt: serve: Batch %d and MaxCredits %d must be positive (credits at most 65535)", cfg.Batch, cfg.MaxCredits)
+	}
+	if cfg.MaxPeers < 1 {
+		return nil, fmt.Errorf("nicrt: serve: MaxPeers %d must be positive", cfg.MaxPeers)
+	}
+	for node, addr := range cfg.Peers {
+		if !addr.IsValid() {
+			return nil, fmt.Errorf("nicrt: serve: Peers[%d]: invalid address %v", node, addr)
+		}
 	}
 	wcfg := wire.Config{Keys: cfg.Keys, MaxPayload: cfg.MaxPayload}
 	newCodec := func() (*wire.Codec, error) { return wire.NewCodec(wcfg) }
@@ -157,7 +217,15 @@ func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, err
 	if err != nil {
 		return nil, fmt.Errorf("nicrt: serve: %w", err)
 	}
-	s := &Server{nic: nic, cfg: cfg, peers: map[uint64]*peer{}, uploads: map[uploadKey]*upload{}, stop: make(chan struct{}), payloadLimit: probe.MaxPayload()}
+	s := &Server{nic: nic, cfg: cfg, peers: map[peerKey]*peer{}, floors: map[peerKey]uint64{}, uploads: map[uploadKey]*upload{}, stop: make(chan struct{}), payloadLimit: probe.MaxPayload()}
+	book := make(map[uint32]transport.Addr, len(cfg.Peers))
+	for node, addr := range cfg.Peers {
+		book[node] = addr
+	}
+	s.book.Store(&book)
+	s.cfg.Peers = nil // the book is the server's now
+	s.sealers.New = func() any { c, _ := newCodec(); return c }
+	s.sendID.Store(uint64(time.Now().UnixNano()))
 	bufSize := wire.HeaderSize + probe.MaxPayload()
 	s.pool.New = func() any {
 		in := &inflight{s: s, buf: make([]byte, bufSize)}
@@ -180,6 +248,7 @@ func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, err
 		s.queues = append(s.queues, q)
 	}
 	nic.addIdler(s)
+	nic.outbox.s.Store(s)
 	return s, nil
 }
 
@@ -222,6 +291,7 @@ func (s *Server) Close() error {
 		s.rxDone.Wait()
 		s.inflight.Wait()
 		s.nic.removeIdler(s)
+		s.nic.outbox.s.CompareAndSwap(s, nil)
 		for _, q := range s.queues {
 			q.tx.drain() // replies a core held back
 		}
@@ -301,25 +371,83 @@ func (q *rxQueue) handle(i int, inline bool) bool {
 	if pkt.Flags&wire.FlagRetransmit != 0 {
 		s.ctr.retransmitted.Add(1)
 	}
-	pr := s.peer(pkt.Src, pkt.Tenant)
-	pr.seen.Store(true)
+	// Route prefixes (spec/wire.md, Routing): where the reply goes, which
+	// window, which handler.
+	var route wire.Route
+	payload := pkt.Payload
+	key := peerKey{src: pkt.Src, tenant: pkt.Tenant}
+	replyTo := p.Addr
+	if pkt.Flags&(wire.FlagForwarded|wire.FlagProgram|wire.FlagOneWay) != 0 {
+		if pkt.Type != wire.TypeRequest {
+			s.ctr.malformed[MalformedRoute].Add(1)
+			return false
+		}
+		route, payload, err = wire.SplitRoute(&pkt)
+		if err != nil {
+			s.ctr.malformed[MalformedRoute].Add(1)
+			return false
+		}
+		switch {
+		case pkt.Flags&wire.FlagOneWay != 0:
+			key.kind = peerOneWay
+		case route.Forwarded:
+			key.kind, key.via = peerForwarded, route.Via
+			replyTo = route.ReplyTo
+		}
+	}
 	id := pkt.RequestID
+	var pr *peer
+	for {
+		if pr = s.peer(key); pr == nil {
+			s.ctr.peersFull.Add(1)
+			return false
+		}
+		pr.mu.Lock()
+		if !pr.evicted {
+			break
+		}
+		pr.mu.Unlock() // evicted meanwhile: its successor has the floor
+	}
+	pr.seen.Store(true)
 	slot := &pr.cache[id%wire.WindowSize]
-	pr.mu.Lock()
+	if pr.hasFloor && id <= pr.floor {
+		pr.mu.Unlock()
+		s.ctr.replaysEvicted.Add(1)
+		return false
+	}
 	switch pr.win.Observe(id) {
 	case wire.IDNew:
 		slot.id, slot.state = id, slotRunning
+		pr.running++
 		pr.mu.Unlock()
 	case wire.IDDuplicate:
 		switch {
+		case key.kind == peerOneWay:
+			pr.mu.Unlock()
+			s.ctr.duplicatesOneWay.Add(1)
 		case slot.id == id && slot.state == slotDone:
 			b := append(q.tx.buffer(), slot.dgram...)
 			pr.mu.Unlock()
-			q.tx.push(p.Addr, b)
+			q.tx.push(replyTo, b)
 			s.ctr.cacheHits.Add(1)
 		case slot.id == id && slot.state == slotRunning:
 			pr.mu.Unlock()
 			s.ctr.duplicatesRunning.Add(1)
+		case slot.id == id && slot.state == slotForwarded && len(slot.dgram) > 0:
+			// Forward it again, as it was, to the node it went to (its
+			// dst, at its address now): the next node's window and reply
+			// cache see a duplicate and answer from its cache.
+			fwd, _ := wire.Parse(slot.dgram, q.codec.MaxPayload()) // sealed here: it parses
+			to, ok := s.Peer(fwd.Dst)
+			if !ok { // the node left the address book meanwhile
+				pr.mu.Unlock()
+				s.ctr.duplicatesForwarded.Add(1)
+				break
+			}
+			b := append(q.tx.buffer(), slot.dgram...)
+			pr.mu.Unlock()
+			q.tx.push(to, b)
+			s.ctr.reforwarded.Add(1)
 		case slot.id == id && slot.state == slotForwarded:
 			pr.mu.Unlock()
 			s.ctr.duplicatesForwarded.Add(1)
@@ -334,25 +462,38 @@ func (q *rxQueue) handle(i int, inline bool) bool {
 		return false
 	}
 	in := q.slots[i]
-	in.peer, in.addr, in.hdr = pr, p.Addr, pkt.Header
+	in.peer, in.addr, in.hdr, in.oneway = pr, replyTo, pkt.Header, key.kind == peerOneWay
 	s.inflight.Add(1)
 	if pkt.Type == wire.TypeControl {
 		s.ctr.control.Add(1)
 		go in.runControl(pkt.Payload)
 		return true
 	}
-	s.ctr.requests.Add(1)
+	handler := pkt.Handler
+	if route.HasProgram {
+		// The target's own id of the handler the sender's copy of the
+		// program named; 0 (an unknown handler, refused by the NIC and
+		// answered so) when this node has no such program or handler.
+		if handler = s.nic.resolveProgram(uint64(pkt.Tenant), route.Program, pkt.Handler); handler == 0 {
+			s.ctr.unknownProgram.Add(1)
+		}
+	}
+	if in.oneway {
+		s.ctr.oneWay.Add(1)
+	} else {
+		s.ctr.requests.Add(1)
+	}
 	msg := Message{
-		Tenant: uint64(pkt.Tenant), Handler: pkt.Handler, RequestID: id,
-		SrcNode: uint64(pkt.Src), Payload: pkt.Payload,
+		Tenant: uint64(pkt.Tenant), Handler: handler, RequestID: id,
+		SrcNode: uint64(pkt.Src), Payload: payload, net: in,
 	}
 	s.nic.submit(&msg, in.done, inline)
 	return true
 }
 
-// peer returns the state of (src, tenant), creating it.
-func (s *Server) peer(src, tenant uint32) *peer {
-	key := uint64(src)<<32 | uint64(tenant)
+// peer returns the state of key, creating it; nil when the server holds
+// MaxPeers states and none may be evicted.
+func (s *Server) peer(key peerKey) *peer {
 	s.peersMu.RLock()
 	pr := s.peers[key]
 	s.peersMu.RUnlock()
@@ -361,12 +502,64 @@ func (s *Server) peer(src, tenant uint32) *peer {
 	}
 	s.peersMu.Lock()
 	defer s.peersMu.Unlock()
-	if pr = s.peers[key]; pr == nil {
-		pr = new(peer)
-		s.peers[key] = pr
-		s.active.Add(1) // counted at once, until the next count
+	if pr = s.peers[key]; pr != nil {
+		return pr
 	}
+	if len(s.peers) >= s.cfg.MaxPeers && !s.evictLocked() {
+		return nil
+	}
+	pr = new(peer)
+	if f, ok := s.floors[key]; ok {
+		pr.hasFloor, pr.floor = true, f
+	}
+	s.peers[key] = pr
+	s.active.Add(1) // counted at once, until the next count
 	return pr
+}
+
+// evictLocked drops the peer states idle longest (no request in the
+// current activity period, none running), up to a sixteenth of MaxPeers
+// at once so that the scan is paid rarely. Each leaves its window's high
+// edge in floors: the ids it saw can never run again. It reports whether
+// it freed any; s.peersMu is held.
+func (s *Server) evictLocked() bool {
+	type cand struct {
+		key  peerKey
+		pr   *peer
+		idle int64
+	}
+	var cands []cand
+	for k, pr := range s.peers {
+		if !pr.seen.Load() {
+			cands = append(cands, cand{k, pr, pr.idle.Load()})
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].idle > cands[j].idle })
+	want, freed := max(s.cfg.MaxPeers/16, 1), 0
+	for _, c := range cands {
+		if freed == want {
+			break
+		}
+		pr := c.pr
+		pr.mu.Lock()
+		if pr.running > 0 || pr.seen.Load() {
+			pr.mu.Unlock()
+			continue
+		}
+		pr.evicted = true
+		floor, ok := pr.win.Top()
+		if pr.hasFloor {
+			floor, ok = max(floor, pr.floor), true
+		}
+		pr.mu.Unlock()
+		if ok {
+			s.floors[c.key] = floor
+		}
+		delete(s.peers, c.key)
+		freed++
+	}
+	s.ctr.peersEvicted.Add(uint64(freed))
+	return freed > 0
 }
 
 // countActive counts the peers that sent requests in each activity
@@ -380,16 +573,25 @@ func (s *Server) countActive() {
 			return
 		case <-t.C:
 		}
-		var n int64
-		s.peersMu.RLock()
-		for _, pr := range s.peers {
-			if pr.seen.Swap(false) {
-				n++
-			}
-		}
-		s.peersMu.RUnlock()
-		s.active.Store(n)
+		s.countActiveOnce()
 	}
+}
+
+// countActiveOnce ends an activity period: it counts the peers that sent
+// a request in it and ages the others, for eviction.
+func (s *Server) countActiveOnce() {
+	var n int64
+	s.peersMu.RLock()
+	for _, pr := range s.peers {
+		if pr.seen.Swap(false) {
+			n++
+			pr.idle.Store(0)
+		} else {
+			pr.idle.Add(1)
+		}
+	}
+	s.peersMu.RUnlock()
+	s.active.Store(n)
 }
 
 // credits is the grant a reply carries (spec/nic.md, Credits): the NIC
@@ -407,6 +609,27 @@ func (s *Server) credits() uint16 {
 // rejection at Submit.
 func (in *inflight) complete(r Reply) {
 	s, q := in.s, in.q
+	if in.oneway { // nobody waits for it: count how it ended
+		in.cache(slotDone, nil)
+		if r.Status != StatusOK {
+			s.ctr.oneWayFailed.Add(1)
+		}
+		in.release()
+		return
+	}
+	if in.fwd != nil {
+		// The handler forwarded it (and returned ReturnForwarded, or
+		// faulted after forwarding: the request has left all the same).
+		// Keep the sealed forward, so that a retransmission of the
+		// caller's goes on to the same node unchanged, and send it.
+		b := in.fwd
+		in.fwd = nil
+		in.cache(slotForwarded, b)
+		s.ctr.forwarded.Add(1)
+		in.send(r.Core, in.fwdTo, b)
+		in.release()
+		return
+	}
 	codec := q.codec
 	if r.Core >= 0 {
 		codec = s.coreCodecs[r.Core]
@@ -422,7 +645,7 @@ func (in *inflight) complete(r Reply) {
 		payload = r.Data
 	case r.Status == StatusError && r.Code > 0:
 		h.Type, h.Status = wire.TypeErrorReply, wire.Status(r.Code)
-	case r.Status == StatusForwarded:
+	case r.Status == StatusForwarded: // through an Outbox of the NIC's Config
 		in.cache(slotForwarded, nil)
 		s.ctr.forwarded.Add(1)
 		in.release()
@@ -451,19 +674,24 @@ func (in *inflight) complete(r Reply) {
 		s.ctr.errorReplies.Add(1)
 	}
 	in.cache(slotDone, b)
-	if r.Core >= 0 {
-		// On a core: hold the reply back until the core's queue runs
-		// empty (coreIdle), so that the replies of a burst leave in one
-		// WriteBatch rather than one system call each.
-		q.tx.add(in.addr, b)
-		d := s.dirty[r.Core]
-		if len(d) == 0 || d[len(d)-1] != q.tx {
-			s.dirty[r.Core] = append(d, q.tx)
-		}
-	} else {
-		q.tx.push(in.addr, b)
-	}
+	in.send(r.Core, in.addr, b)
 	in.release()
+}
+
+// send sends b (from q.tx.buffer) to to from where the request ran: a core
+// holds it back until its queue runs empty (coreIdle), so that the replies
+// of a burst leave in one WriteBatch rather than one system call each.
+func (in *inflight) send(core int, to transport.Addr, b []byte) {
+	s, q := in.s, in.q
+	if core < 0 {
+		q.tx.push(to, b)
+		return
+	}
+	q.tx.add(to, b)
+	d := s.dirty[core]
+	if len(d) == 0 || d[len(d)-1] != q.tx {
+		s.dirty[core] = append(d, q.tx)
+	}
 }
 
 // cache records the request's end in its peer's reply cache, unless the
@@ -472,6 +700,7 @@ func (in *inflight) cache(state slotState, dgram []byte) {
 	pr, id := in.peer, in.hdr.RequestID
 	slot := &pr.cache[id%wire.WindowSize]
 	pr.mu.Lock()
+	pr.running--
 	if slot.id == id && slot.state == slotRunning {
 		slot.state = state
 		slot.dgram = append(slot.dgram[:0], dgram...)
@@ -482,6 +711,7 @@ func (in *inflight) cache(state slotState, dgram []byte) {
 func (in *inflight) release() {
 	s := in.s
 	in.q, in.peer, in.hdr = nil, nil, wire.Header{}
+	in.oneway, in.fwd, in.fwdTo = false, nil, transport.Addr{}
 	s.pool.Put(in)
 	s.inflight.Done()
 }

@@ -21,11 +21,12 @@ const (
 	MalformedType                      // wire.ErrType
 	MalformedFlags                     // wire.ErrFlags
 	MalformedStatus                    // wire.ErrStatus
+	MalformedRoute                     // a request's route prefix (wire.ErrRoute), or route flags on another type
 	numMalformed
 )
 
-var malformedNames = [numMalformed]string{"short", "magic", "version", "too_large", "length", "type", "flags", "status"}
-var malformedErrs = [numMalformed]error{wire.ErrShort, wire.ErrMagic, wire.ErrVersion, wire.ErrTooLarge, wire.ErrLength, wire.ErrType, wire.ErrFlags, wire.ErrStatus}
+var malformedNames = [numMalformed]string{"short", "magic", "version", "too_large", "length", "type", "flags", "status", "route"}
+var malformedErrs = [numMalformed]error{wire.ErrShort, wire.ErrMagic, wire.ErrVersion, wire.ErrTooLarge, wire.ErrLength, wire.ErrType, wire.ErrFlags, wire.ErrStatus, wire.ErrRoute}
 
 func (m Malformed) String() string { return malformedNames[m] }
 
@@ -68,11 +69,16 @@ type serverCounters struct {
 	forwarded, encodeErrors                           atomic.Uint64
 	cacheHits, duplicatesRunning, duplicatesForwarded atomic.Uint64
 	replaysTooOld, replaysUncached                    atomic.Uint64
+	oneWay, oneWayFailed, duplicatesOneWay            atomic.Uint64
+	unknownProgram, reforwarded                       atomic.Uint64
+	sends, forwards, sendsRefused, forwardsRefused    atomic.Uint64
+	unknownNode                                       atomic.Uint64
+	peersFull, peersEvicted, replaysEvicted           atomic.Uint64
 }
 
 // ServerStats is a snapshot of a Server's counters (spec/nic.md, Network
-// side). Every datagram read is counted once among Requests, Control, the
-// drops and CacheHits.
+// side). Every datagram read is counted once among Requests, OneWay,
+// Control, the drops (Dropped), CacheHits and Reforwarded.
 type ServerStats struct {
 	RxPackets, RxBatches uint64 // datagrams and batches read
 	RxErrors             uint64 // failed reads (other than closing)
@@ -102,14 +108,33 @@ type ServerStats struct {
 	DuplicatesForwarded uint64 // dropped: the request was forwarded
 	ReplaysUncached     uint64 // dropped: seen, but its reply is no longer cached
 	ReplaysTooOld       uint64 // dropped: WindowSize or more below the newest id
+	ReplaysEvicted      uint64 // dropped: at or below the high edge of the peer's evicted window
+	Reforwarded         uint64 // a duplicate of a forwarded request, forwarded again as it was
+	DuplicatesOneWay    uint64 // dropped: a one-way message seen before
 
-	Peers int // (source node, tenant) pairs with a window
+	// One-way messages (send) and program-relative requests received.
+	OneWay         uint64 // new one-way messages submitted (not in Requests)
+	OneWayFailed   uint64 // one-way messages that did not end OK (no one is told)
+	UnknownProgram uint64 // program-relative requests naming no program or handler here (refused as unknown handler)
+
+	// What handlers sent and forwarded through this server.
+	Sends           uint64 // one-way messages sent
+	Forwards        uint64 // requests forwarded (first time; Reforwarded counts the resends)
+	SendsRefused    uint64 // send calls refused (unknown node, too large, …): the helper returned -1
+	ForwardsRefused uint64 // forward calls refused
+	UnknownNode     uint64 // sends and forwards refused for a node with no address (SetPeer)
+
+	Peers        int    // peer states held (at most ServerConfig.MaxPeers)
+	Floors       int    // evicted peers whose window's high edge is kept
+	PeersEvicted uint64 // peer states evicted
+	PeersFull    uint64 // dropped: a new peer while MaxPeers states were all in use
 }
 
 // Dropped is the number of datagrams dropped for any reason.
 func (s ServerStats) Dropped() uint64 {
 	d := s.BadMAC + s.UnknownTenant + s.WrongDst + s.UnexpectedType + s.CreditPackets +
-		s.DuplicatesRunning + s.DuplicatesForwarded + s.ReplaysUncached + s.ReplaysTooOld
+		s.DuplicatesRunning + s.DuplicatesForwarded + s.ReplaysUncached + s.ReplaysTooOld +
+		s.ReplaysEvicted + s.DuplicatesOneWay + s.PeersFull
 	for _, m := range s.Malformed {
 		d += m
 	}
@@ -129,6 +154,11 @@ func (s *Server) Stats() ServerStats {
 		CacheHits: c.cacheHits.Load(), DuplicatesRunning: c.duplicatesRunning.Load(),
 		DuplicatesForwarded: c.duplicatesForwarded.Load(),
 		ReplaysUncached:     c.replaysUncached.Load(), ReplaysTooOld: c.replaysTooOld.Load(),
+		ReplaysEvicted: c.replaysEvicted.Load(), Reforwarded: c.reforwarded.Load(),
+		DuplicatesOneWay: c.duplicatesOneWay.Load(), OneWay: c.oneWay.Load(), OneWayFailed: c.oneWayFailed.Load(),
+		UnknownProgram: c.unknownProgram.Load(), Sends: c.sends.Load(), Forwards: c.forwards.Load(),
+		SendsRefused: c.sendsRefused.Load(), ForwardsRefused: c.forwardsRefused.Load(), UnknownNode: c.unknownNode.Load(),
+		PeersEvicted: c.peersEvicted.Load(), PeersFull: c.peersFull.Load(),
 	}
 	st.Malformed, st.BadMAC, st.UnknownTenant = c.decodeCounters.snapshot()
 	for _, q := range s.queues {
@@ -137,7 +167,7 @@ func (s *Server) Stats() ServerStats {
 		st.TxErrors += q.tx.errors.Load()
 	}
 	s.peersMu.RLock()
-	st.Peers = len(s.peers)
+	st.Peers, st.Floors = len(s.peers), len(s.floors)
 	s.peersMu.RUnlock()
 	return st
 }
@@ -158,6 +188,13 @@ func (s ServerStats) Counters() []Counter {
 		{"server.replies", s.Replies}, {"server.error_replies", s.ErrorReplies},
 		{"server.forwarded", s.Forwarded}, {"server.encode_errors", s.EncodeErrors},
 		{"server.cache_hits", s.CacheHits}, {"server.peers", uint64(s.Peers)},
+		{"server.drop.replay_evicted", s.ReplaysEvicted}, {"server.reforwarded", s.Reforwarded},
+		{"server.drop.duplicate_one_way", s.DuplicatesOneWay}, {"server.one_way", s.OneWay},
+		{"server.one_way_failed", s.OneWayFailed}, {"server.unknown_program", s.UnknownProgram},
+		{"server.sends", s.Sends}, {"server.forwards", s.Forwards}, {"server.sends_refused", s.SendsRefused},
+		{"server.forwards_refused", s.ForwardsRefused}, {"server.unknown_node", s.UnknownNode},
+		{"server.floors", uint64(s.Floors)}, {"server.peers_evicted", s.PeersEvicted},
+		{"server.drop.peers_full", s.PeersFull},
 	}
 	for i, v := range s.Malformed {
 		out = append(out, Counter{"server.drop.malformed." + Malformed(i).String(), v})

@@ -24,6 +24,10 @@
 //     runtime's reply cache it separates retransmissions from replays.
 //   - AppendControl, UnmarshalControl and ParseControl encode and decode the
 //     control bodies deterministically and validate what they read.
+//   - SplitRoute and AppendRoute read and write the route prefixes of
+//     forwarded and program-relative requests (the flags forwarded,
+//     program and one-way): the forwarding node, the original caller's
+//     reply address, the program's digest.
 //
 // The package never does I/O, keeps no state across packets (a Window is
 // the caller's) and never interprets a request's payload.

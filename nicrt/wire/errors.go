@@ -20,6 +20,7 @@ var (
 	ErrUnknownTenant = errors.New("no key for the tenant")
 	ErrMAC           = errors.New("bad MAC")
 	ErrControl       = errors.New("malformed control body")
+	ErrRoute         = errors.New("malformed route prefix")
 )
 
 // Error is a problem with a packet or a control body. Field names the

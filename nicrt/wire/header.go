@@ -109,11 +109,19 @@ const (
 	// the original caller, who gets the reply, not the node that sent this
 	// datagram.
 	FlagForwarded Flags = 1 << 1
+	// FlagProgram marks a program-relative request: Handler is a handler
+	// id of the object whose digest starts the payload (SplitRoute), to be
+	// mapped to the receiving node's own id. send and forward use it, as
+	// node-wide handler ids differ between nodes.
+	FlagProgram Flags = 1 << 2
+	// FlagOneWay marks a request that gets no reply of any kind (the send
+	// helper's messages): at most once, and it may be lost.
+	FlagOneWay Flags = 1 << 3
 
-	knownFlags = FlagRetransmit | FlagForwarded
+	knownFlags = FlagRetransmit | FlagForwarded | FlagProgram | FlagOneWay
 )
 
-var flagNames = []string{"retransmit", "forwarded"}
+var flagNames = []string{"retransmit", "forwarded", "program", "one-way"}
 
 func (f Flags) String() string {
 	if f == 0 {

@@ -92,3 +92,7 @@ func (w *Window) advance(id uint64) {
 	}
 	w.top = id
 }
+
+// Top returns the highest id seen, and false when the window has seen
+// none.
+func (w *Window) Top() (uint64, bool) { return w.top, w.started }

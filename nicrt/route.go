@@ -1,0 +1,111 @@
+package nicrt
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/naam-project/naam/bytecode"
+)
+
+// ProgramDigest is the identity under which nodes name a program to each
+// other: the first 8 bytes, little-endian, of the SHA-256 of the object's
+// file (bytecode.Object.Marshal, which is deterministic). A handler's send
+// and forward name a handler of the same object on another node by its id
+// in the object; the packet carries this digest and the receiving node
+// maps (tenant, digest, object id) to its own handler id (spec/nic.md,
+// Handler ids in send and forward).
+func ProgramDigest(obj *bytecode.Object) (uint64, error) {
+	b, err := obj.Marshal()
+	if err != nil {
+		return 0, fmt.Errorf("nicrt: program digest: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return binary.LittleEndian.Uint64(sum[:8]), nil
+}
+
+// digestKey names a program by tenant and digest.
+type digestKey struct{ tenant, digest uint64 }
+
+// digestIndex maps (tenant, digest) to the programs installed with it,
+// newest last. It has its own lock: the rx loops read it for every
+// program-relative request.
+type digestIndex struct {
+	mu    sync.RWMutex
+	progs map[digestKey][]*Program
+}
+
+func (x *digestIndex) add(p *Program) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.progs == nil {
+		x.progs = map[digestKey][]*Program{}
+	}
+	k := digestKey{p.Tenant, p.Digest}
+	x.progs[k] = append(x.progs[k], p)
+}
+
+func (x *digestIndex) remove(p *Program) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	k := digestKey{p.Tenant, p.Digest}
+	list := x.progs[k]
+	for i, q := range list {
+		if q == p {
+			list = append(list[:i:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(x.progs, k)
+	} else {
+		x.progs[k] = list
+	}
+}
+
+// ProgramByDigest returns the newest program of tenant installed from the
+// object with digest (ProgramDigest), if any.
+func (n *NIC) ProgramByDigest(tenant, digest uint64) (*Program, bool) {
+	x := &n.digests
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	list := x.progs[digestKey{tenant, digest}]
+	if len(list) == 0 {
+		return nil, false
+	}
+	return list[len(list)-1], true
+}
+
+// resolveProgram maps a program-relative handler (the object's id) to the
+// node-wide id; 0 (no handler) when the program or handler is unknown.
+func (n *NIC) resolveProgram(tenant, digest uint64, objectID uint32) uint32 {
+	p, ok := n.ProgramByDigest(tenant, digest)
+	if !ok {
+		return 0
+	}
+	id, _ := p.ResolveLocal(objectID)
+	return id
+}
+
+// netOutbox is the NIC's Outbox when Config.Outbox is nil: it passes what
+// handlers send and forward to the Server that serves the NIC (Serve
+// attaches it), and refuses both with ErrNoOutbox while none does.
+type netOutbox struct{ s atomic.Pointer[Server] }
+
+func (o *netOutbox) Send(from Origin, node uint64, handler uint32, payload []byte) error {
+	s := o.s.Load()
+	if s == nil {
+		return ErrNoOutbox
+	}
+	return s.send(from, node, handler, payload)
+}
+
+func (o *netOutbox) Forward(from Origin, req *Message, node uint64, handler uint32) error {
+	s := o.s.Load()
+	if s == nil {
+		return ErrNoOutbox
+	}
+	return s.forward(from, req, node, handler)
+}
