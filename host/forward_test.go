@@ -101,3 +101,52 @@ func TestForwardThroughMembership(t *testing.T) {
 		t.Errorf("forward to an unknown node: %v", err)
 	}
 }
+
+// TestForwardStaticPeers: without membership, a node dials the peers it
+// was given (waiting for one that starts later) and forwards to them.
+func TestForwardStaticPeers(t *testing.T) {
+	ctx := testCtx(t)
+	obj, err := compiler.Compile(lang.NewFileSet(), "fwd.naam", []byte(forwardSource))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// b's address is taken before b starts, so that a dials it in vain
+	// first.
+	probe, err := Start(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bAddr := probe.Addr().String()
+	probe.Close()
+	a, err := Start(Config{Name: "a", Peers: []string{bAddr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Start(Config{Name: "b", Listen: bAddr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for _, n := range []*Node{a, b} {
+		if _, err := n.Register("counters", 32, RegionOptions{Writable: true}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := n.Install(obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "a to reach b", func() bool { _, ok := a.srv.Peer(b.ID()); return ok })
+	caller, err := Dial(ctx, a.Addr().String(), 0, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer caller.Close()
+	var v uint64
+	if err := caller.Call(ctx, "add_at", struct{ At, By uint64 }{uint64(b.ID()), 7}, &v); err != nil || v != 7 {
+		t.Fatalf("forward to a static peer: %d %v", v, err)
+	}
+	if _, err := Start(Config{Peers: []string{"not an address"}}); err == nil {
+		t.Error("a bad peer address was accepted")
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/memberlist"
 
@@ -53,6 +54,11 @@ type Config struct {
 	Gossip string
 	// Join lists gossip addresses of cluster members to join through.
 	Join []string
+	// Peers lists active-message addresses of nodes to dial at start, for
+	// a cluster without membership: each is dialed (again every half
+	// second until it answers), and its node id becomes a destination of
+	// handlers' send and forward.
+	Peers []string
 
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
@@ -83,6 +89,9 @@ type Node struct {
 	meta   *metaState
 
 	stopWatch, watchDone chan struct{} // watchPrograms
+
+	bg      sync.WaitGroup // dialStatic goroutines
+	closing chan struct{}  // closed when Close begins
 
 	membersMu sync.Mutex
 	members   map[string]Member // what the events said, by name
@@ -145,6 +154,7 @@ func Start(cfg Config) (*Node, error) {
 		cfg: cfg, log: log.With("node", cfg.Name), nic: nic, addr: addr,
 		keys: wire.KeyMap{cfg.Tenant: key}, tenant: cfg.Tenant,
 		peers: map[netip.AddrPort]*Peer{}, dialing: map[netip.AddrPort]*dialWait{},
+		closing: make(chan struct{}),
 	}
 	tconns := make([]transport.Conn, len(conns))
 	for i, c := range conns {
@@ -164,6 +174,15 @@ func Start(cfg Config) (*Node, error) {
 			nic.Close()
 			return nil, err
 		}
+	}
+	for _, addr := range cfg.Peers {
+		ap, err := netip.ParseAddrPort(addr)
+		if err != nil {
+			n.Close()
+			return nil, fmt.Errorf("host: peer address %q: %w", addr, err)
+		}
+		n.bg.Add(1)
+		go n.dialStatic(ap)
 	}
 	n.log.Info("node started", "addr", addr.String(), "id", cfg.ID, "tenant", cfg.Tenant, "queues", cfg.Queues, "gossip", n.GossipAddr())
 	return n, nil
@@ -344,6 +363,26 @@ func (n *Node) dial(ctx context.Context, ap netip.AddrPort) (*Peer, error) {
 	}
 }
 
+// dialStatic dials a configured peer until it answers or the node
+// closes.
+func (n *Node) dialStatic(ap netip.AddrPort) {
+	defer n.bg.Done()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_, err := n.dial(ctx, ap)
+		cancel()
+		if err == nil || errors.Is(err, ErrClosed) {
+			return
+		}
+		n.log.Debug("static peer not answering yet", "peer", ap.String(), "err", err)
+		select {
+		case <-n.closing:
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
 // forget drops a closed peer from the cache, so the next Dial makes a new
 // one.
 func (n *Node) forget(p *Peer) {
@@ -359,6 +398,8 @@ func (n *Node) forget(p *Peer) {
 // its peers and stops the NIC.
 func (n *Node) Close() error {
 	n.closeO.Do(func() {
+		close(n.closing)
+		n.bg.Wait()
 		n.mu.Lock()
 		n.closed = true
 		peers := make([]*Peer, 0, len(n.peers))

@@ -38,6 +38,7 @@ type nodeFlags struct {
 	Regions    []string `json:"region"`
 	Gossip     string   `json:"gossip"`
 	Join       []string `json:"join"`
+	Peers      []string `json:"peer"`
 	Metrics    string   `json:"metrics"`
 	LogLevel   string   `json:"log_level"`
 	LogFormat  string   `json:"log_format"`
@@ -95,6 +96,7 @@ When the node is ready it prints one line to stdout:
 	fl.StringArrayVar(&f.Regions, "region", nil, "region to register: name:SIZE[:nicmem][:ro] (repeatable)")
 	fl.StringVar(&f.Gossip, "gossip", "", "address for cluster membership (memberlist); needed to be joined")
 	fl.StringArrayVar(&f.Join, "join", nil, "gossip address of a cluster member to join through (repeatable)")
+	fl.StringArrayVar(&f.Peers, "peer", nil, "active-message address of a node to reach without membership (repeatable)")
 	fl.StringVar(&f.Metrics, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics")
 	fl.StringVar(&f.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fl.StringVar(&f.LogFormat, "log-format", "text", "text or json (logs go to stderr)")
@@ -150,6 +152,9 @@ func mergeConfig(cmd *cobra.Command, file string, f *nodeFlags) error {
 	}
 	if !set("join") {
 		f.Join = fromFile.Join
+	}
+	if !set("peer") {
+		f.Peers = fromFile.Peers
 	}
 	if !set("metrics") && fromFile.Metrics != "" {
 		f.Metrics = fromFile.Metrics
@@ -292,7 +297,7 @@ func runNode(ctx context.Context, stdout, stderr io.Writer, f nodeFlags) error {
 	}
 	n, err := host.Start(host.Config{
 		Name: f.Name, Listen: f.Listen, ID: f.ID, Tenant: f.Tenant, Secret: secret, Queues: f.Queues,
-		Gossip: f.Gossip, Join: f.Join, Logger: log,
+		Gossip: f.Gossip, Join: f.Join, Peers: f.Peers, Logger: log,
 	})
 	if err != nil {
 		return err
