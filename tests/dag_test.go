@@ -19,7 +19,7 @@ var allowedImports = map[string][]string{
 	"verifier":                 {"bytecode", "verifier/internal/scalar"},
 	"verifier/internal/scalar": {},
 	"cmd/naamc":                {"bytecode", "vm", "lang", "compiler", "verifier"},
-	"cmd/naam":                 {"host", "nicrt", "bytecode", "vm", "verifier", "compiler", "lang", "internal/testprog", "internal/kernel"},
+	"cmd/naam":                 {"host", "nicrt", "bytecode", "vm", "verifier", "compiler", "lang", "internal/testprog", "internal/kernel", "examples/call", "examples/kv", "examples/chase", "examples/rpc", "internal/workload", "internal/memcache"},
 	"internal/conformance":     {},
 	"internal/testprog":        {"bytecode"},
 	"internal/kernel":          {"bytecode"},
