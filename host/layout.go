@@ -3,143 +3,56 @@ package host
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/naam-project/naam/bytecode"
 )
 
-// A layout type is what a field's Type string says (spec/object.md):
-// a scalar (u8 … u64, i8 … i64, bool), an array "[T; N]", or a struct
-// name, which the host handles as opaque bytes of the field's size.
-type ltype struct {
-	kind   lkind
-	size   uint32 // bytes of one value of this type
-	signed bool   // scalars
-	elem   *ltype // arrays
-	n      uint32 // arrays: element count
-}
-
-type lkind uint8
+// kind classifies a bytecode.FieldType for the Go side.
+type kind uint8
 
 const (
-	lInt lkind = iota
-	lBool
-	lArray
-	lOpaque
+	kInt kind = iota
+	kBool
+	kArray
+	kOpaque // a struct, known only by name and size: bytes
 )
 
-// parseType reads a field's Type string; size is the field's Size, which
-// an opaque (struct) type takes as its size.
-func parseType(s string, size uint32) (*ltype, error) {
-	s = strings.TrimSpace(s)
-	switch s {
-	case "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64":
-		bitsN, _ := strconv.Atoi(s[1:])
-		return &ltype{kind: lInt, size: uint32(bitsN / 8), signed: s[0] == 'i'}, nil
-	case "bool":
-		return &ltype{kind: lBool, size: 1}, nil
+func kindOf(t *bytecode.FieldType) kind {
+	switch {
+	case t.Scalar == "bool":
+		return kBool
+	case t.Scalar != "":
+		return kInt
+	case t.Elem != nil:
+		return kArray
 	}
-	if strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
-		inner := s[1 : len(s)-1]
-		semi := strings.LastIndexByte(inner, ';')
-		if semi < 0 {
-			return nil, fmt.Errorf("type %q: an array needs \"[T; N]\"", s)
-		}
-		n, err := strconv.ParseUint(strings.TrimSpace(inner[semi+1:]), 10, 32)
-		if err != nil || n == 0 {
-			return nil, fmt.Errorf("type %q: bad element count", s)
-		}
-		if size%uint32(n) != 0 {
-			return nil, fmt.Errorf("type %q: %d bytes do not split into %d elements", s, size, n)
-		}
-		elem, err := parseType(inner[:semi], size/uint32(n))
-		if err != nil {
-			return nil, err
-		}
-		if elem.size*uint32(n) != size {
-			return nil, fmt.Errorf("type %q: %d elements of %d bytes is not the field's %d bytes", s, n, elem.size, size)
-		}
-		return &ltype{kind: lArray, size: size, elem: elem, n: uint32(n)}, nil
-	}
-	if s == "" || !isIdent(s) {
-		return nil, fmt.Errorf("type %q is not a scalar, an array or a struct name", s)
-	}
-	return &ltype{kind: lOpaque, size: size}, nil
+	return kOpaque
 }
 
-func isIdent(s string) bool {
-	for i, r := range s {
-		if r != '_' && !(r >= 'a' && r <= 'z') && !(r >= 'A' && r <= 'Z') && !(i > 0 && r >= '0' && r <= '9') {
-			return false
-		}
-	}
-	return true
-}
+func signed(t *bytecode.FieldType) bool { return t.Scalar != "" && t.Scalar[0] == 'i' }
 
-// isBytes reports whether t is [u8; N] or opaque: Go []byte, [N]byte and
-// string go there.
-func (t *ltype) isBytes() bool {
-	return t.kind == lOpaque || (t.kind == lArray && t.elem.kind == lInt && t.elem.size == 1 && !t.elem.signed)
-}
-
-// field is one parsed layout field.
-type field struct {
-	bytecode.Field
-	t *ltype
+// isBytes reports whether t is [u8; N] or a struct: Go []byte, [N]byte
+// and string go there.
+func isBytes(t *bytecode.FieldType) bool {
+	return t.Name != "" || (t.Elem != nil && t.Elem.Scalar == "u8")
 }
 
 // layout is a parsed argument or result layout.
 type layout struct {
-	fields []field
-	extent uint32 // the end of the last byte any field covers
-	size   uint32 // extent rounded up to the largest alignment: the struct's size
-}
-
-// align is the type's alignment as the language lays it out: a scalar's
-// size, an array's element's. A struct's is not in the object, so it is
-// bounded from above by what its offset and size allow (at most 8): a size
-// computed with it may exceed the compiler's, never fall short of it, and a
-// handler ignores extra request bytes.
-func (t *ltype) align(offset uint32) uint32 {
-	switch t.kind {
-	case lInt, lBool:
-		return t.size
-	case lArray:
-		return t.elem.align(offset)
-	}
-	a := uint32(8)
-	for a > 1 && (offset%a != 0 || t.size%a != 0) {
-		a /= 2
-	}
-	return a
+	bytecode.Layout
 }
 
 func parseLayout(fs []bytecode.Field) (layout, error) {
-	var l layout
-	maxAlign := uint32(1)
-	for i, f := range fs {
-		t, err := parseType(f.Type, f.Size)
-		if err != nil {
-			return layout{}, fmt.Errorf("field %d %q: %v", i, f.Name, err)
-		}
-		if t.size != f.Size {
-			return layout{}, fmt.Errorf("field %d %q: type %s has %d bytes, the layout says %d", i, f.Name, f.Type, t.size, f.Size)
-		}
-		l.fields = append(l.fields, field{f, t})
-		l.extent = max(l.extent, f.Offset+f.Size)
-		maxAlign = max(maxAlign, t.align(f.Offset))
-	}
-	l.size = (l.extent + maxAlign - 1) / maxAlign * maxAlign
-	return l, nil
+	l, err := bytecode.ParseLayout(fs)
+	return layout{l}, err
 }
 
 func (l layout) names() string {
 	var b strings.Builder
-	for i, f := range l.fields {
+	for i, f := range l.Fields {
 		if i > 0 {
 			b.WriteString(", ")
 		}
@@ -159,7 +72,7 @@ type plan struct {
 }
 
 type step struct {
-	f     *field
+	f     *bytecode.LayoutField
 	index []int // the Go struct field; nil when plan.whole
 }
 
@@ -194,20 +107,20 @@ func normName(s string) string {
 // a layout field, so that a typo is an error and not a silent zero.
 func makePlan(l *layout, t reflect.Type, forArgs bool) (*plan, error) {
 	if t.Kind() != reflect.Struct {
-		if len(l.fields) != 1 {
+		if len(l.Fields) != 1 {
 			return nil, fmt.Errorf("a %v fits a layout of one field; this one is %s: use a struct", t, l.names())
 		}
-		if err := fits(l.fields[0].t, t, forArgs); err != nil {
-			return nil, fmt.Errorf("%s: %v", l.fields[0].Name, err)
+		if err := fits(l.Fields[0].T, t, forArgs); err != nil {
+			return nil, fmt.Errorf("%s: %v", l.Fields[0].Name, err)
 		}
-		return &plan{whole: true, steps: []step{{f: &l.fields[0]}}}, nil
+		return &plan{whole: true, steps: []step{{f: &l.Fields[0]}}}, nil
 	}
 	byName := map[string]int{}
-	for i := range l.fields {
-		byName[normName(l.fields[i].Name)] = i
+	for i := range l.Fields {
+		byName[normName(l.Fields[i].Name)] = i
 	}
 	p := &plan{}
-	matched := make([]bool, len(l.fields))
+	matched := make([]bool, len(l.Fields))
 	for _, sf := range reflect.VisibleFields(t) {
 		if !sf.IsExported() || sf.Anonymous {
 			continue
@@ -224,18 +137,18 @@ func makePlan(l *layout, t reflect.Type, forArgs bool) (*plan, error) {
 			return nil, fmt.Errorf("Go field %s.%s names no field of %s", t, sf.Name, l.names())
 		}
 		if matched[i] {
-			return nil, fmt.Errorf("Go field %s.%s: layout field %q is already taken by another Go field", t, sf.Name, l.fields[i].Name)
+			return nil, fmt.Errorf("Go field %s.%s: layout field %q is already taken by another Go field", t, sf.Name, l.Fields[i].Name)
 		}
-		if err := fits(l.fields[i].t, sf.Type, forArgs); err != nil {
-			return nil, fmt.Errorf("Go field %s.%s (%s %s): %v", t, sf.Name, l.fields[i].Name, l.fields[i].Type, err)
+		if err := fits(l.Fields[i].T, sf.Type, forArgs); err != nil {
+			return nil, fmt.Errorf("Go field %s.%s (%s %s): %v", t, sf.Name, l.Fields[i].Name, l.Fields[i].Type, err)
 		}
 		matched[i] = true
-		p.steps = append(p.steps, step{f: &l.fields[i], index: sf.Index})
+		p.steps = append(p.steps, step{f: &l.Fields[i], index: sf.Index})
 	}
 	if forArgs {
 		for i, m := range matched {
 			if !m {
-				return nil, fmt.Errorf("%s has no Go field for %q (%s)", t, l.fields[i].Name, l.fields[i].Type)
+				return nil, fmt.Errorf("%s has no Go field for %q (%s)", t, l.Fields[i].Name, l.Fields[i].Type)
 			}
 		}
 	}
@@ -245,47 +158,47 @@ func makePlan(l *layout, t reflect.Type, forArgs bool) (*plan, error) {
 // fits checks that Go type g can carry layout type t: to encode (from Go)
 // any integer will do, its value checked at the call; to decode (into Go)
 // the Go type must hold every value of t.
-func fits(t *ltype, g reflect.Type, encode bool) error {
-	switch t.kind {
-	case lInt:
+func fits(t *bytecode.FieldType, g reflect.Type, encode bool) error {
+	switch kindOf(t) {
+	case kInt:
 		switch {
 		case isUnsignedKind(g.Kind()):
-			if !encode && (t.signed || uint32(g.Size()) < t.size) {
+			if !encode && (signed(t) || uint64(g.Size()) < t.Size) {
 				return fmt.Errorf("%v cannot hold every value", g)
 			}
 			return nil
 		case isSignedKind(g.Kind()):
-			if !encode && (uint32(g.Size()) < t.size || (!t.signed && uint32(g.Size()) == t.size)) {
+			if !encode && (uint64(g.Size()) < t.Size || (!signed(t) && uint64(g.Size()) == t.Size)) {
 				return fmt.Errorf("%v cannot hold every value", g)
 			}
 			return nil
 		}
-	case lBool:
+	case kBool:
 		if g.Kind() == reflect.Bool {
 			return nil
 		}
-	case lOpaque, lArray:
-		if t.isBytes() {
+	case kOpaque, kArray:
+		if isBytes(t) {
 			switch {
 			case g.Kind() == reflect.String,
 				g.Kind() == reflect.Slice && g.Elem().Kind() == reflect.Uint8:
 				return nil
 			case g.Kind() == reflect.Array && g.Elem().Kind() == reflect.Uint8:
-				if uint32(g.Len()) != t.size {
-					return fmt.Errorf("%v has %d bytes, the field %d", g, g.Len(), t.size)
+				if uint64(g.Len()) != t.Size {
+					return fmt.Errorf("%v has %d bytes, the field %d", g, g.Len(), t.Size)
 				}
 				return nil
 			}
 		}
-		if t.kind == lArray {
+		if t.Elem != nil {
 			switch g.Kind() {
 			case reflect.Array:
-				if uint32(g.Len()) != t.n {
-					return fmt.Errorf("%v has %d elements, the field %d", g, g.Len(), t.n)
+				if uint64(g.Len()) != t.N {
+					return fmt.Errorf("%v has %d elements, the field %d", g, g.Len(), t.N)
 				}
-				return fits(t.elem, g.Elem(), encode)
+				return fits(t.Elem, g.Elem(), encode)
 			case reflect.Slice:
-				return fits(t.elem, g.Elem(), encode)
+				return fits(t.Elem, g.Elem(), encode)
 			}
 		}
 	}
@@ -308,55 +221,46 @@ func (p *plan) encode(buf []byte, v reflect.Value) error {
 		if !p.whole {
 			fv = v.FieldByIndex(s.index)
 		}
-		if err := put(buf[s.f.Offset:s.f.Offset+s.f.Size], s.f.t, fv); err != nil {
+		if err := put(buf[s.f.Offset:s.f.Offset+s.f.Size], s.f.T, fv); err != nil {
 			return fmt.Errorf("%s: %w", s.f.Name, err)
 		}
 	}
 	return nil
 }
 
-func put(b []byte, t *ltype, v reflect.Value) error {
-	switch t.kind {
-	case lInt:
+func put(b []byte, t *bytecode.FieldType, v reflect.Value) error {
+	switch kindOf(t) {
+	case kInt:
 		var u uint64
 		if isUnsignedKind(v.Kind()) {
 			u = v.Uint()
-			if t.size < 8 && u>>(8*t.size-b2u(t.signed)) != 0 || t.size == 8 && t.signed && u > math.MaxInt64 {
+			if !unsignedFits(u, t) {
 				return fmt.Errorf("%d does not fit", u)
 			}
 		} else {
 			i := v.Int()
-			if !fitsSigned(i, t) {
+			if !signedFits(i, t) {
 				return fmt.Errorf("%d does not fit", i)
 			}
 			u = uint64(i)
 		}
-		switch t.size {
-		case 1:
-			b[0] = byte(u)
-		case 2:
-			binary.LittleEndian.PutUint16(b, uint16(u))
-		case 4:
-			binary.LittleEndian.PutUint32(b, uint32(u))
-		case 8:
-			binary.LittleEndian.PutUint64(b, u)
-		}
-	case lBool:
+		putUint(b, u)
+	case kBool:
 		if v.Bool() {
 			b[0] = 1
 		}
-	case lOpaque, lArray:
-		if t.isBytes() {
+	case kOpaque, kArray:
+		if isBytes(t) {
 			switch v.Kind() {
 			case reflect.String:
-				if uint32(v.Len()) > t.size {
-					return fmt.Errorf("%d bytes, the field holds %d", v.Len(), t.size)
+				if uint64(v.Len()) > t.Size {
+					return fmt.Errorf("%d bytes, the field holds %d", v.Len(), t.Size)
 				}
 				copy(b, v.String())
 				return nil
 			case reflect.Slice:
-				if uint32(v.Len()) > t.size {
-					return fmt.Errorf("%d bytes, the field holds %d", v.Len(), t.size)
+				if uint64(v.Len()) > t.Size {
+					return fmt.Errorf("%d bytes, the field holds %d", v.Len(), t.Size)
 				}
 				copy(b, v.Bytes())
 				return nil
@@ -371,12 +275,12 @@ func put(b []byte, t *ltype, v reflect.Value) error {
 				return nil
 			}
 		}
-		if uint32(v.Len()) > t.n {
-			return fmt.Errorf("%d elements, the field holds %d", v.Len(), t.n)
+		if uint64(v.Len()) > t.N {
+			return fmt.Errorf("%d elements, the field holds %d", v.Len(), t.N)
 		}
 		for i := range v.Len() {
-			off := uint32(i) * t.elem.size
-			if err := put(b[off:off+t.elem.size], t.elem, v.Index(i)); err != nil {
+			off := uint64(i) * t.Elem.Size
+			if err := put(b[off:off+t.Elem.Size], t.Elem, v.Index(i)); err != nil {
 				return fmt.Errorf("[%d]: %w", i, err)
 			}
 		}
@@ -384,19 +288,38 @@ func put(b []byte, t *ltype, v reflect.Value) error {
 	return nil
 }
 
-func fitsSigned(i int64, t *ltype) bool {
-	if t.signed {
-		lim := int64(1) << (8*t.size - 1)
-		return t.size == 8 || (i >= -lim && i < lim)
-	}
-	return i >= 0 && (t.size == 8 || i < int64(1)<<(8*t.size))
+// unsignedFits and signedFits say whether a Go value fits scalar t.
+func unsignedFits(u uint64, t *bytecode.FieldType) bool {
+	bits := 8*t.Size - b2u(signed(t))
+	return bits >= 64 || u>>bits == 0
 }
 
-func b2u(b bool) uint32 {
+func signedFits(i int64, t *bytecode.FieldType) bool {
+	if signed(t) {
+		lim := int64(1) << (8*t.Size - 1)
+		return t.Size == 8 || (i >= -lim && i < lim)
+	}
+	return i >= 0 && (t.Size == 8 || i < int64(1)<<(8*t.Size))
+}
+
+func b2u(b bool) uint64 {
 	if b {
 		return 1
 	}
 	return 0
+}
+
+func putUint(b []byte, u uint64) {
+	switch len(b) {
+	case 1:
+		b[0] = byte(u)
+	case 2:
+		binary.LittleEndian.PutUint16(b, uint16(u))
+	case 4:
+		binary.LittleEndian.PutUint32(b, uint32(u))
+	case 8:
+		binary.LittleEndian.PutUint64(b, u)
+	}
 }
 
 // decode reads the reply into v (addressable, of the plan's type). Bytes a
@@ -407,7 +330,7 @@ func (p *plan) decode(reply []byte, v reflect.Value) {
 		if !p.whole {
 			fv = v.FieldByIndex(s.index)
 		}
-		get(window(reply, s.f.Offset, s.f.Size), s.f.t, fv)
+		get(window(reply, s.f.Offset, s.f.Size), s.f.T, fv)
 	}
 }
 
@@ -424,34 +347,26 @@ func window(reply []byte, off, n uint32) []byte {
 	return b
 }
 
-func get(b []byte, t *ltype, v reflect.Value) {
-	switch t.kind {
-	case lInt:
-		var u uint64
-		switch t.size {
-		case 1:
-			u = uint64(b[0])
-		case 2:
-			u = uint64(binary.LittleEndian.Uint16(b))
-		case 4:
-			u = uint64(binary.LittleEndian.Uint32(b))
-		case 8:
-			u = binary.LittleEndian.Uint64(b)
-		}
+func get(b []byte, t *bytecode.FieldType, v reflect.Value) {
+	switch kindOf(t) {
+	case kInt:
+		var w [8]byte
+		copy(w[:], b)
+		u := binary.LittleEndian.Uint64(w[:])
 		if isUnsignedKind(v.Kind()) {
 			v.SetUint(u)
 			return
 		}
-		if t.signed { // sign-extend
-			sh := 64 - 8*t.size
+		if signed(t) { // sign-extend
+			sh := 64 - 8*t.Size
 			v.SetInt(int64(u<<sh) >> sh)
 			return
 		}
 		v.SetInt(int64(u))
-	case lBool:
+	case kBool:
 		v.SetBool(b[0] != 0)
-	case lOpaque, lArray:
-		if t.isBytes() {
+	case kOpaque, kArray:
+		if isBytes(t) {
 			switch v.Kind() {
 			case reflect.String:
 				v.SetString(string(b))
@@ -470,15 +385,15 @@ func get(b []byte, t *ltype, v reflect.Value) {
 			}
 		}
 		if v.Kind() == reflect.Slice {
-			if v.Cap() >= int(t.n) {
-				v.SetLen(int(t.n))
+			if v.Cap() >= int(t.N) {
+				v.SetLen(int(t.N))
 			} else {
-				v.Set(reflect.MakeSlice(v.Type(), int(t.n), int(t.n)))
+				v.Set(reflect.MakeSlice(v.Type(), int(t.N), int(t.N)))
 			}
 		}
-		for i := range int(t.n) {
-			off := uint32(i) * t.elem.size
-			get(b[off:off+t.elem.size], t.elem, v.Index(i))
+		for i := range int(t.N) {
+			off := uint64(i) * t.Elem.Size
+			get(b[off:off+t.Elem.Size], t.Elem, v.Index(i))
 		}
 	}
 }

@@ -98,11 +98,11 @@ func compileFile(cmd *cobra.Command, path string) (*bytecode.Object, error) {
 // was not verified.
 func printBuildSummary(w io.Writer, obj *bytecode.Object, rep *verifier.Report) error {
 	for i, h := range obj.Handlers {
-		req, err := parseLayout(h.Args)
+		req, err := bytecode.ParseLayout(h.Args)
 		if err != nil {
 			return &exitError{code: exitTool, msg: fmt.Sprintf("internal compiler error: handler %s: %v", h.Name, err)}
 		}
-		reply, err := parseLayout(h.Results)
+		reply, err := bytecode.ParseLayout(h.Results)
 		if err != nil {
 			return &exitError{code: exitTool, msg: fmt.Sprintf("internal compiler error: handler %s: %v", h.Name, err)}
 		}
@@ -110,7 +110,7 @@ func printBuildSummary(w io.Writer, obj *bytecode.Object, rep *verifier.Report) 
 		if rep != nil && i < len(rep.Entries) {
 			bound = fmt.Sprintf("max-insns=%d", rep.Entries[i].MaxInsns)
 		}
-		fmt.Fprintf(w, "%s: id %d, request %d bytes, reply %d bytes, %s\n", h.Name, h.ID, req.size, reply.size, bound)
+		fmt.Fprintf(w, "%s: id %d, request %d bytes, reply %d bytes, %s\n", h.Name, h.ID, req.Size, reply.Size, bound)
 	}
 	return nil
 }

@@ -154,19 +154,19 @@ func listObject(w io.Writer, obj *bytecode.Object) error {
 }
 
 func writeHandlerHeader(w io.Writer, h bytecode.Handler) error {
-	req, err := parseLayout(h.Args)
+	req, err := bytecode.ParseLayout(h.Args)
 	if err != nil {
 		return fmt.Errorf("handler %s: %v", h.Name, err)
 	}
-	reply, err := parseLayout(h.Results)
+	reply, err := bytecode.ParseLayout(h.Results)
 	if err != nil {
 		return fmt.Errorf("handler %s: %v", h.Name, err)
 	}
-	fmt.Fprintf(w, "\n# handler %s (id %d): request %d bytes, reply %d bytes\n", h.Name, h.ID, req.size, reply.size)
-	for _, f := range req.describe() {
+	fmt.Fprintf(w, "\n# handler %s (id %d): request %d bytes, reply %d bytes\n", h.Name, h.ID, req.Size, reply.Size)
+	for _, f := range req.Describe() {
 		fmt.Fprintf(w, "#   arg %s\n", f)
 	}
-	for _, f := range reply.describe() {
+	for _, f := range reply.Describe() {
 		fmt.Fprintf(w, "#   result %s\n", f)
 	}
 	return nil

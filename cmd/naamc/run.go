@@ -76,7 +76,7 @@ cannot be read or written.`,
 	f.StringArrayVar(&fl.args, "arg", nil, "argument NAME=VALUE (repeatable)")
 	f.StringArrayVar(&fl.regions, "region", nil, "fill region NAME from FILE: NAME=FILE (repeatable)")
 	f.StringArrayVar(&fl.regionsOut, "region-out", nil, "write region NAME to FILE after the run: NAME=FILE (repeatable)")
-	f.Uint64Var(&fl.replySize, "reply-size", 0, "reply buffer size in bytes (default: the size of the result layout)")
+	f.Uint64Var(&fl.replySize, "reply-size", 0, "reply buffer size in bytes (default: the size of the result bytecode.Layout)")
 	f.Uint64Var(&fl.srcNode, "src-node", 0, "the request's source node (src_node())")
 	f.Uint64Var(&fl.tenant, "tenant", 0, "the request's tenant (tenant())")
 	f.Uint64Var(&fl.reqID, "request-id", 0, "the request's id (request_id())")
@@ -94,11 +94,11 @@ func runHandler(cmd *cobra.Command, path, which string, fl *runFlags) error {
 	if err != nil {
 		return err
 	}
-	argLayout, err := parseLayout(h.Args)
+	argLayout, err := bytecode.ParseLayout(h.Args)
 	if err != nil {
 		return &exitError{code: exitRejected, msg: fmt.Sprintf("%s: handler %s: %v", path, h.Name, err)}
 	}
-	resLayout, err := parseLayout(h.Results)
+	resLayout, err := bytecode.ParseLayout(h.Results)
 	if err != nil {
 		return &exitError{code: exitRejected, msg: fmt.Sprintf("%s: handler %s: %v", path, h.Name, err)}
 	}
@@ -114,7 +114,7 @@ func runHandler(cmd *cobra.Command, path, which string, fl *runFlags) error {
 	if err != nil {
 		return err
 	}
-	replySize := resLayout.size
+	replySize := resLayout.Size
 	if fl.replySizeSet {
 		replySize = fl.replySize
 	}
@@ -220,18 +220,18 @@ func findHandler(obj *bytecode.Object, which string) (bytecode.Handler, error) {
 }
 
 // buildRequest lays out the --arg values; every error names the argument.
-func buildRequest(l layout, args []string) ([]byte, error) {
-	req := make([]byte, l.size)
+func buildRequest(l bytecode.Layout, args []string) ([]byte, error) {
+	req := make([]byte, l.Size)
 	seen := map[string]bool{}
 	for _, a := range args {
 		name, value, ok := strings.Cut(a, "=")
 		if !ok {
 			return nil, &exitError{code: exitTool, msg: fmt.Sprintf("--arg %q: want NAME=VALUE", a)}
 		}
-		f, ok := l.field(name)
+		f, ok := l.Field(name)
 		if !ok {
 			var names []string
-			for _, f := range l.fields {
+			for _, f := range l.Fields {
 				names = append(names, f.Name)
 			}
 			have := "it takes no arguments"
@@ -245,7 +245,7 @@ func buildRequest(l layout, args []string) ([]byte, error) {
 		}
 		seen[name] = true
 		b := req[f.Offset : uint64(f.Offset)+uint64(f.Size)]
-		if err := encodeValue(f.t, value, b); err != nil {
+		if err := f.T.EncodeText(value, b); err != nil {
 			return nil, &exitError{code: exitTool, msg: fmt.Sprintf("--arg %s (%s): %v", name, f.Type, err)}
 		}
 	}
@@ -321,14 +321,14 @@ func regionSpec(obj *bytecode.Object, flag, s string) (int, string, error) {
 }
 
 // printResults prints one line per result field of the reply.
-func printResults(w io.Writer, l layout, reply []byte) {
-	for _, f := range l.fields {
+func printResults(w io.Writer, l bytecode.Layout, reply []byte) {
+	for _, f := range l.Fields {
 		end := uint64(f.Offset) + uint64(f.Size)
 		if end > uint64(len(reply)) {
 			fmt.Fprintf(w, "%s = (not in the %d-byte reply)\n", f.Name, len(reply))
 			continue
 		}
-		fmt.Fprintf(w, "%s = %s\n", f.Name, formatValue(f.t, reply[f.Offset:end]))
+		fmt.Fprintf(w, "%s = %s\n", f.Name, f.T.FormatText(reply[f.Offset:end]))
 	}
 }
 

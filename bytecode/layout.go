@@ -1,4 +1,4 @@
-package main
+package bytecode
 
 import (
 	"encoding/binary"
@@ -6,25 +6,22 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/naam-project/naam/bytecode"
 )
 
-// fieldType is a parsed bytecode.Field type (spec/object.md): a scalar, an
-// array of elem, or a struct known only by name and size.
-type fieldType struct {
-	scalar string     // u8 … i64, bool; "" for arrays and structs
-	elem   *fieldType // arrays
-	n      uint64     // arrays: the length
-	name   string     // structs
-	size   uint64     // bytes; for a struct, from the field's Size
+// FieldType is a parsed Field type (spec/object.md): a scalar, an array of
+// Elem, or a struct known only by name and size. naamc run, the host
+// library and naam call encode arguments and decode results with it.
+type FieldType struct {
+	Scalar string     // u8 … i64, bool; "" for arrays and structs
+	Elem   *FieldType // arrays
+	N      uint64     // arrays: the length
+	Name   string     // structs
+	Size   uint64     // bytes; for a struct, from the field's Size
 }
 
-var scalarSizes = map[string]uint64{"u8": 1, "i8": 1, "bool": 1, "u16": 2, "i16": 2, "u32": 4, "i32": 4, "u64": 8, "i64": 8}
-
-// parseFieldType parses f.Type; the object's validation has already checked
+// ParseFieldType parses f.Type; the object's validation has already checked
 // the grammar and that Size fits, so an error here means a bad object.
-func parseFieldType(f bytecode.Field) (*fieldType, error) {
+func ParseFieldType(f Field) (*FieldType, error) {
 	t, rest, err := parseTypeText(f.Type)
 	if err != nil || rest != "" {
 		return nil, fmt.Errorf("field %s: malformed type %q", f.Name, f.Type)
@@ -32,24 +29,24 @@ func parseFieldType(f bytecode.Field) (*fieldType, error) {
 	// A struct's size is only in Size: divide it by the array lengths around it.
 	total := uint64(f.Size)
 	inner := t
-	for inner.elem != nil {
-		if inner.n == 0 {
+	for inner.Elem != nil {
+		if inner.N == 0 {
 			break
 		}
-		total /= inner.n
-		inner = inner.elem
+		total /= inner.N
+		inner = inner.Elem
 	}
-	if inner.scalar == "" && inner.elem == nil {
-		inner.size = total
+	if inner.Scalar == "" && inner.Elem == nil {
+		inner.Size = total
 	}
 	t.fixSizes()
-	if t.size != uint64(f.Size) {
-		return nil, fmt.Errorf("field %s: type %s has %d bytes, the object says %d", f.Name, f.Type, t.size, f.Size)
+	if t.Size != uint64(f.Size) {
+		return nil, fmt.Errorf("field %s: type %s has %d bytes, the object says %d", f.Name, f.Type, t.Size, f.Size)
 	}
 	return t, nil
 }
 
-func parseTypeText(s string) (*fieldType, string, error) {
+func parseTypeText(s string) (*FieldType, string, error) {
 	if strings.HasPrefix(s, "[") {
 		elem, rest, err := parseTypeText(s[1:])
 		if err != nil {
@@ -67,7 +64,7 @@ func parseTypeText(s string) (*fieldType, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		return &fieldType{elem: elem, n: n}, rest[end+1:], nil
+		return &FieldType{Elem: elem, N: n}, rest[end+1:], nil
 	}
 	end := strings.IndexAny(s, ";]")
 	if end < 0 {
@@ -78,15 +75,15 @@ func parseTypeText(s string) (*fieldType, string, error) {
 		return nil, "", fmt.Errorf("empty type")
 	}
 	if size, ok := scalarSizes[word]; ok {
-		return &fieldType{scalar: word, size: size}, s[end:], nil
+		return &FieldType{Scalar: word, Size: size}, s[end:], nil
 	}
-	return &fieldType{name: word}, s[end:], nil
+	return &FieldType{Name: word}, s[end:], nil
 }
 
-func (t *fieldType) fixSizes() {
-	if t.elem != nil {
-		t.elem.fixSizes()
-		t.size = t.elem.size * t.n
+func (t *FieldType) fixSizes() {
+	if t.Elem != nil {
+		t.Elem.fixSizes()
+		t.Size = t.Elem.Size * t.N
 	}
 }
 
@@ -95,74 +92,80 @@ func (t *fieldType) fixSizes() {
 // it is bounded from above by what its offset and size allow (at most 8); a
 // layout size computed with it may be larger than the compiler's, never
 // smaller, and a handler ignores extra request bytes and reply room.
-func (t *fieldType) align(offset uint64) uint64 {
+func (t *FieldType) Align(offset uint64) uint64 {
 	switch {
-	case t.scalar != "":
-		return t.size
-	case t.elem != nil:
-		return t.elem.align(offset)
+	case t.Scalar != "":
+		return t.Size
+	case t.Elem != nil:
+		return t.Elem.Align(offset)
 	}
 	a := uint64(8)
-	for a > 1 && (offset%a != 0 || t.size%a != 0) {
+	for a > 1 && (offset%a != 0 || t.Size%a != 0) {
 		a /= 2
 	}
 	return a
 }
 
-// layoutField is one argument or result with its parsed type.
-type layoutField struct {
-	bytecode.Field
-	t *fieldType
+// LayoutField is one argument or result with its parsed type.
+type LayoutField struct {
+	Field
+	T *FieldType
 }
 
-// layout is a handler's request or reply.
-type layout struct {
-	fields []layoutField
-	size   uint64 // the fields' extent rounded up to their largest alignment
+// Layout is a handler's request or reply, parsed.
+type Layout struct {
+	Fields []LayoutField
+	Size   uint64 // the fields' extent rounded up to their largest alignment
 }
 
-func parseLayout(fields []bytecode.Field) (layout, error) {
-	var l layout
+// ParseLayout parses a handler's Args or Results.
+func ParseLayout(fields []Field) (Layout, error) {
+	var l Layout
 	var end, maxAlign uint64 = 0, 1
 	for _, f := range fields {
-		t, err := parseFieldType(f)
+		t, err := ParseFieldType(f)
 		if err != nil {
-			return layout{}, err
+			return Layout{}, err
 		}
-		l.fields = append(l.fields, layoutField{Field: f, t: t})
+		l.Fields = append(l.Fields, LayoutField{Field: f, T: t})
 		end = max(end, uint64(f.Offset)+uint64(f.Size))
-		maxAlign = max(maxAlign, t.align(uint64(f.Offset)))
+		maxAlign = max(maxAlign, t.Align(uint64(f.Offset)))
 	}
-	l.size = (end + maxAlign - 1) / maxAlign * maxAlign
+	l.Size = (end + maxAlign - 1) / maxAlign * maxAlign
 	return l, nil
 }
 
-func (l layout) field(name string) (layoutField, bool) {
-	for _, f := range l.fields {
+// Field returns the field called name.
+func (l Layout) Field(name string) (LayoutField, bool) {
+	for _, f := range l.Fields {
 		if f.Name == name {
 			return f, true
 		}
 	}
-	return layoutField{}, false
+	return LayoutField{}, false
 }
 
-// describe prints the layout as "name: type @lo..hi" items.
-func (l layout) describe() []string {
+// Describe prints the layout as "name: type @lo..hi" items.
+func (l Layout) Describe() []string {
 	var out []string
-	for _, f := range l.fields {
+	for _, f := range l.Fields {
 		out = append(out, fmt.Sprintf("%s: %s @%d..%d", f.Name, f.Type, f.Offset, uint64(f.Offset)+uint64(f.Size)))
 	}
 	return out
 }
 
-// encodeValue writes the command-line text v for a value of type t into b
-// (len(b) == t.size, zero). Integers are decimal or 0x/0o/0b, negative only
+// EncodeText writes the command-line text v for a value of type t into b
+// (len(b) == t.Size, zero). Integers are decimal or 0x/0o/0b, negative only
 // for signed types; bools true or false; [u8; N] a string or 0x hex,
 // zero-padded; other arrays comma-separated elements, zero-filled; structs
-// (and arrays of them) 0x hex bytes, zero-padded.
-func encodeValue(t *fieldType, v string, b []byte) error {
+// (and arrays of them) 0x hex bytes, zero-padded. An empty text leaves an
+// array or a struct all zero.
+func (t *FieldType) EncodeText(v string, b []byte) error {
+	if t.Scalar == "" && strings.TrimSpace(v) == "" {
+		return nil // an empty array or struct: all zero
+	}
 	switch {
-	case t.scalar == "bool":
+	case t.Scalar == "bool":
 		switch v {
 		case "true":
 			b[0] = 1
@@ -171,9 +174,9 @@ func encodeValue(t *fieldType, v string, b []byte) error {
 			return fmt.Errorf("%q is not a bool (true or false)", v)
 		}
 		return nil
-	case t.scalar != "":
+	case t.Scalar != "":
 		return encodeInt(t, v, b)
-	case t.elem != nil && t.elem.scalar == "u8":
+	case t.Elem != nil && t.Elem.Scalar == "u8":
 		if strings.HasPrefix(v, "0x") || strings.HasPrefix(v, "0X") {
 			return encodeHex(v, b)
 		}
@@ -182,15 +185,15 @@ func encodeValue(t *fieldType, v string, b []byte) error {
 		}
 		copy(b, v)
 		return nil
-	case t.elem != nil && t.leaf().scalar != "":
-		leaf := t.leaf()
+	case t.Elem != nil && t.Leaf().Scalar != "":
+		leaf := t.Leaf()
 		items := strings.Split(v, ",")
-		if n := uint64(len(b)) / leaf.size; uint64(len(items)) > n {
+		if n := uint64(len(b)) / leaf.Size; uint64(len(items)) > n {
 			return fmt.Errorf("%d values do not fit %d", len(items), n)
 		}
 		for i, item := range items {
-			off := uint64(i) * leaf.size
-			if err := encodeValue(leaf, strings.TrimSpace(item), b[off:off+leaf.size]); err != nil {
+			off := uint64(i) * leaf.Size
+			if err := leaf.EncodeText(strings.TrimSpace(item), b[off:off+leaf.Size]); err != nil {
 				return fmt.Errorf("element %d: %v", i, err)
 			}
 		}
@@ -203,21 +206,21 @@ func encodeValue(t *fieldType, v string, b []byte) error {
 }
 
 // leaf is the scalar or struct at the bottom of nested arrays.
-func (t *fieldType) leaf() *fieldType {
-	for t.elem != nil {
-		t = t.elem
+func (t *FieldType) Leaf() *FieldType {
+	for t.Elem != nil {
+		t = t.Elem
 	}
 	return t
 }
 
-func (t *fieldType) String() string {
+func (t *FieldType) String() string {
 	switch {
-	case t.scalar != "":
-		return t.scalar
-	case t.elem != nil:
-		return fmt.Sprintf("[%s; %d]", t.elem, t.n)
+	case t.Scalar != "":
+		return t.Scalar
+	case t.Elem != nil:
+		return fmt.Sprintf("[%s; %d]", t.Elem, t.N)
 	}
-	return t.name
+	return t.Name
 }
 
 func encodeHex(v string, b []byte) error {
@@ -232,19 +235,19 @@ func encodeHex(v string, b []byte) error {
 	return nil
 }
 
-func encodeInt(t *fieldType, v string, b []byte) error {
-	bits := int(t.size * 8)
+func encodeInt(t *FieldType, v string, b []byte) error {
+	bits := int(t.Size * 8)
 	var u uint64
-	if t.scalar[0] == 'i' {
+	if t.Scalar[0] == 'i' {
 		n, err := strconv.ParseInt(v, 0, bits)
 		if err != nil {
-			return fmt.Errorf("%q is not an %s", v, t.scalar)
+			return fmt.Errorf("%q is not an %s", v, t.Scalar)
 		}
 		u = uint64(n)
 	} else {
 		n, err := strconv.ParseUint(v, 0, bits)
 		if err != nil {
-			return fmt.Errorf("%q is not a %s", v, t.scalar)
+			return fmt.Errorf("%q is not a %s", v, t.Scalar)
 		}
 		u = n
 	}
@@ -277,31 +280,31 @@ func getUint(b []byte) uint64 {
 	return binary.LittleEndian.Uint64(b)
 }
 
-// formatValue prints the bytes b of a value of type t: integers in decimal,
+// FormatText prints the bytes b of a value of type t: integers in decimal,
 // bools as true or false, [u8; N] as a quoted string when printable (without
 // its trailing zero bytes) or 0x hex, other arrays as [a, b, …], structs as
 // 0x hex.
-func formatValue(t *fieldType, b []byte) string {
+func (t *FieldType) FormatText(b []byte) string {
 	switch {
-	case t.scalar == "bool":
+	case t.Scalar == "bool":
 		return strconv.FormatBool(b[0] != 0)
-	case t.scalar != "" && t.scalar[0] == 'i':
+	case t.Scalar != "" && t.Scalar[0] == 'i':
 		u := getUint(b)
 		shift := 64 - 8*len(b)
 		return strconv.FormatInt(int64(u<<shift)>>shift, 10)
-	case t.scalar != "":
+	case t.Scalar != "":
 		return strconv.FormatUint(getUint(b), 10)
-	case t.elem != nil && t.elem.scalar == "u8":
+	case t.Elem != nil && t.Elem.Scalar == "u8":
 		text := strings.TrimRight(string(b), "\x00")
 		if printable(text) {
 			return strconv.Quote(text)
 		}
 		return "0x" + hex.EncodeToString(b)
-	case t.elem != nil:
-		items := make([]string, t.n)
+	case t.Elem != nil:
+		items := make([]string, t.N)
 		for i := range items {
-			off := uint64(i) * t.elem.size
-			items[i] = formatValue(t.elem, b[off:off+t.elem.size])
+			off := uint64(i) * t.Elem.Size
+			items[i] = t.Elem.FormatText(b[off : off+t.Elem.Size])
 		}
 		return "[" + strings.Join(items, ", ") + "]"
 	}
