@@ -309,17 +309,11 @@ func b2u(b bool) uint64 {
 	return 0
 }
 
+// putUint writes the low len(b) bytes of u, little-endian.
 func putUint(b []byte, u uint64) {
-	switch len(b) {
-	case 1:
-		b[0] = byte(u)
-	case 2:
-		binary.LittleEndian.PutUint16(b, uint16(u))
-	case 4:
-		binary.LittleEndian.PutUint32(b, uint32(u))
-	case 8:
-		binary.LittleEndian.PutUint64(b, u)
-	}
+	var w [8]byte
+	binary.LittleEndian.PutUint64(w[:], u)
+	copy(b, w[:])
 }
 
 // decode reads the reply into v (addressable, of the plan's type). Bytes a
