@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/naam-project/naam/examples/call"
+	"github.com/naam-project/naam/examples/rpc"
 	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/internal/workload"
 )
@@ -148,5 +150,64 @@ func runClusterDemo(ctx context.Context, w io.Writer, records, ops uint64) error
 	fmt.Fprintln(w, "are eBPF compiled from .naam sources and verified before they run: memory-safe and bounded")
 	fmt.Fprintln(w, "(the walk's proven worst case fits the NIC's instruction budget), so a shared NIC core can run them.")
 	fmt.Fprintln(w, "Latencies here are loopback UDP through the kernel on this machine, not a real NIC.")
+	return demoLedger(ctx, w, kvNode, chaseNode, client)
+}
+
+// demoLedger installs the ledger on two nodes and moves money between
+// them with handlers that send and forward.
+func demoLedger(ctx context.Context, w io.Writer, a, b, caller *host.Node) error {
+	cfg := rpc.Config{Accounts: 16, History: 64}
+	obj, err := rpc.Compile(cfg)
+	if err != nil {
+		return err
+	}
+	clients := map[*host.Node]*rpc.Client{}
+	for _, pair := range [][2]*host.Node{{a, b}, {b, a}} {
+		n, other := pair[0], pair[1]
+		if _, err := rpc.Register(n.NIC(), uint64(n.Tenant()), cfg, uint64(n.ID()), []uint64{uint64(other.ID())}); err != nil {
+			return err
+		}
+		if _, err := n.Install(obj); err != nil {
+			return err
+		}
+		p, err := caller.Dial(ctx, n.Addr().String())
+		if err != nil {
+			return err
+		}
+		ids := rpc.HandlerIDs{}
+		for _, name := range rpc.Handlers {
+			h, err := p.Handler(ctx, name)
+			if err != nil {
+				return err
+			}
+			ids[name] = h.ID
+		}
+		clients[n] = rpc.NewClient(call.Peer{P: p}, ids)
+	}
+	ca, cb := clients[a], clients[b]
+	if _, _, err := ca.Deposit(ctx, 0, 500); err != nil {
+		return err
+	}
+	left, _, err := ca.TransferOut(ctx, 0, 3, 120, uint64(b.ID()))
+	if err != nil {
+		return fmt.Errorf("transfer_out: %w", err)
+	}
+	var got uint64
+	deadline := time.Now().Add(5 * time.Second)
+	for got != 120 && time.Now().Before(deadline) {
+		if got, _, err = ca.BalanceAt(ctx, uint64(b.ID()), 3); err != nil {
+			return fmt.Errorf("balance_at: %w", err)
+		}
+	}
+	direct, _, err := cb.Balance(ctx, 3)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nTwo nodes, one operation: the ledger handler on %s debited account 0 (500 → %d) and sent\n", a.Name(), left)
+	fmt.Fprintf(w, "the credit to %s with send; a balance request to %s for %s's account 3 was forwarded\n", b.Name(), a.Name(), b.Name())
+	fmt.Fprintf(w, "there and answered by %s directly: %d (asked of %s itself: %d).\n", b.Name(), got, b.Name(), direct)
+	if got != 120 || direct != 120 {
+		return fmt.Errorf("the credit did not arrive: balance %d", got)
+	}
 	return nil
 }

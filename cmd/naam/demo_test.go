@@ -15,6 +15,7 @@ func TestDemo(t *testing.T) {
 	out := stdout.String()
 	for _, want := range []string{
 		"member chase", "member client", "member kv",
+		"answered by chase directly: 120 (asked of chase itself: 120)",
 		"alu-loop", "fnv1a", "binary-search", "pointer-chase", "Every engine returned the expected r0",
 	} {
 		if !strings.Contains(out, want) {
