@@ -12,6 +12,7 @@ require (
 )
 
 require (
+	github.com/bytecodealliance/wasmtime-go/v39 v39.0.1 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect

@@ -1,0 +1,314 @@
+//go:build cgo
+
+package jit
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/bytecodealliance/wasmtime-go/v39"
+	"github.com/cilium/ebpf/asm"
+	"github.com/naam-project/naam/vm"
+)
+
+var (
+	engineOnce sync.Once
+	engine     *wasmtime.Engine
+)
+
+// sharedEngine is the process's one wasmtime engine: compiled modules
+// belong to an engine, and one serves every machine.
+func sharedEngine() *wasmtime.Engine {
+	engineOnce.Do(func() {
+		cfg := wasmtime.NewConfig()
+		cfg.SetWasmThreads(true) // atomic read-modify-write instructions
+		cfg.SetCraneliftOptLevel(wasmtime.OptLevelSpeed)
+		engine = wasmtime.NewEngineWithConfig(cfg)
+	})
+	return engine
+}
+
+// Available reports whether the tier can run here: nil with cgo.
+func Available() error { return nil }
+
+// Code is a program compiled to machine code: immutable, shared by every
+// Machine that runs it.
+type Code struct {
+	prog   *vm.Program
+	tr     *translation
+	module *wasmtime.Module
+	opts   Options
+	stats  Stats
+}
+
+// Compile loads insns (vm.Load's checks), translates them to Wasm and has
+// wasmtime compile that. Errors name the instruction slot.
+func Compile(insns asm.Instructions, opts Options) (*Code, error) {
+	prog, err := vm.Load(insns)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	tr, err := translate(insns, append([]int{0}, opts.Entries...), !opts.Unchecked)
+	if err != nil {
+		return nil, err
+	}
+	translated := time.Now()
+	mod, err := wasmtime.NewModule(sharedEngine(), tr.wasm)
+	if err != nil {
+		return nil, fmt.Errorf("jit: wasmtime rejected the translation: %w", err)
+	}
+	done := time.Now()
+	return &Code{prog: prog, tr: tr, module: mod, opts: opts, stats: Stats{
+		Translate: translated.Sub(start), Compile: done.Sub(translated),
+		WasmBytes: len(tr.wasm), Blocks: len(tr.blocks), Slots: tr.slots,
+	}}, nil
+}
+
+// Program returns the interpreter's form of the same program.
+func (c *Code) Program() *vm.Program { return c.prog }
+
+// Stats returns what compiling c took.
+func (c *Code) Stats() Stats { return c.stats }
+
+// Unchecked reports whether c was compiled without memory checks.
+func (c *Code) Unchecked() bool { return c.opts.Unchecked }
+
+// Machine is one core running compiled code: a vm.Machine (memory map,
+// helpers, budget, the handler ABI) and a wasmtime store holding an
+// instance, with its own linear memory, of each Code it has run. Not safe
+// for concurrent use.
+type Machine struct {
+	vm        *vm.Machine
+	store     *wasmtime.Store
+	linker    *wasmtime.Linker
+	instances map[*Code]*instance
+	run       vm.RunFunc // m.runOn, bound once
+	cur       *Code
+	// helperErr and helperSteps record a helper's fault, which ends the
+	// run as a trap.
+	helperErr   error
+	helperSteps uint64
+}
+
+type instance struct {
+	run    *wasmtime.Func
+	memory *wasmtime.Memory
+	mem    []byte // the linear memory, refreshed after it grows
+	mapped []mapping
+}
+
+// mapping is one segment copied into linear memory for a run.
+type mapping struct {
+	seg      vm.Segment
+	off      int // in linear memory
+	orig     []byte
+	writable bool
+}
+
+// NewMachine returns a machine with opts (budget, helpers; Unchecked is
+// the Code's business, not the machine's).
+func NewMachine(opts vm.Options) (*Machine, error) {
+	m := &Machine{vm: vm.NewMachine(opts), instances: map[*Code]*instance{}}
+	m.store = wasmtime.NewStore(sharedEngine())
+	m.linker = wasmtime.NewLinker(sharedEngine())
+	i32, i64 := wasmtime.NewValType(wasmtime.KindI32), wasmtime.NewValType(wasmtime.KindI64)
+	ty := wasmtime.NewFuncType([]*wasmtime.ValType{i32, i32, i64, i64, i64, i64, i64, i64}, []*wasmtime.ValType{i64})
+	if err := m.linker.FuncNew("naam", "helper", ty, m.helper); err != nil {
+		return nil, err
+	}
+	m.run = m.runOn
+	return m, nil
+}
+
+// helper serves the module's helper import: id, pc, steps, r1–r5.
+func (m *Machine) helper(_ *wasmtime.Caller, args []wasmtime.Val) ([]wasmtime.Val, *wasmtime.Trap) {
+	v, err := m.vm.CallHelper(int(args[1].I32()), uint32(args[0].I32()),
+		uint64(args[3].I64()), uint64(args[4].I64()), uint64(args[5].I64()), uint64(args[6].I64()), uint64(args[7].I64()))
+	if err != nil {
+		m.helperErr, m.helperSteps = err, uint64(args[2].I64())
+		return nil, wasmtime.NewTrap("helper fault")
+	}
+	return []wasmtime.Val{wasmtime.ValI64(int64(v))}, nil
+}
+
+// VM returns the machine's vm.Machine (memory map, options).
+func (m *Machine) VM() *vm.Machine { return m.vm }
+
+// Executed returns the instructions the last run executed.
+func (m *Machine) Executed() uint64 { return m.vm.Executed() }
+
+// RunRaw runs c in raw mode (vm.Machine.RunRaw's convention).
+func (m *Machine) RunRaw(c *Code, mem []byte) (uint64, error) {
+	m.cur = c
+	return m.vm.RunRawWith(c.prog, mem, m.run)
+}
+
+// Invoke runs the handler at inv.Entry under the handler ABI
+// (vm.Machine.Invoke's contract); inv.Entry must be slot 0 or one of the
+// Entries c was compiled with.
+func (m *Machine) Invoke(c *Code, inv *vm.Invocation) (vm.Result, error) {
+	m.cur = c
+	return m.vm.InvokeWith(c.prog, inv, m.run)
+}
+
+func (m *Machine) instance(c *Code) (*instance, error) {
+	if in := m.instances[c]; in != nil {
+		return in, nil
+	}
+	inst, err := m.linker.Instantiate(m.store, c.module)
+	if err != nil {
+		return nil, fmt.Errorf("jit: instantiate: %w", err)
+	}
+	in := &instance{run: inst.GetFunc(m.store, "run"), memory: inst.GetExport(m.store, "memory").Memory()}
+	if in.run == nil || in.memory == nil {
+		return nil, errors.New("jit: module lacks run or memory")
+	}
+	in.mem = in.memory.UnsafeData(m.store)
+	// The stack's table entries never change.
+	le := binary.LittleEndian
+	le.PutUint32(in.mem[baseTable+4*int(vm.SegStack):], stackBase)
+	le.PutUint64(in.mem[sizeTable+8*int(vm.SegStack):], vm.StackBytes)
+	le.PutUint64(in.mem[wsizeTable+8*int(vm.SegStack):], vm.StackBytes)
+	m.instances[c] = in
+	return in, nil
+}
+
+// maxLinear is the most linear memory a run may use: 4 GiB less a page.
+const maxLinear = 1<<32 - 1<<16
+
+// runOn is the vm.RunFunc of the tier: it copies the machine's mapped
+// segments into the instance's linear memory, runs, copies the writable
+// ones back and turns the outcome into r0 or a *vm.Fault.
+func (m *Machine) runOn(vmm *vm.Machine, p *vm.Program, entry int, args ...uint64) (uint64, error) {
+	c := m.cur
+	vmm.SetRunState(0, 0, true)
+	blk, ok := c.tr.index[entry]
+	if !ok || entry >= c.tr.slots {
+		return 0, fmt.Errorf("jit: entry point %d is not an entry the code was compiled with", entry)
+	}
+	if len(args) > 5 {
+		return 0, fmt.Errorf("jit: %d arguments, at most 5 (r1-r5)", len(args))
+	}
+	if c.opts.Unchecked {
+		for i := range p.Regions() {
+			if vmm.Segment(vm.RegionSegment(i)).Data == nil {
+				return 0, fmt.Errorf("jit: the program addresses region %d, which is not mapped (unchecked runs need every region mapped)", i)
+			}
+		}
+	}
+	in, err := m.instance(c)
+	if err != nil {
+		return 0, err
+	}
+	if err := m.mapSegments(vmm, in); err != nil {
+		return 0, err
+	}
+	mem := in.mem
+	le := binary.LittleEndian
+	le.PutUint32(mem[ctlEntry:], uint32(blk))
+	le.PutUint64(mem[ctlBudget:], vmm.Budget())
+	for i := range 5 {
+		var v uint64
+		if i < len(args) {
+			v = args[i]
+		}
+		le.PutUint64(mem[ctlArgs+8*i:], v)
+	}
+	le.PutUint32(mem[ctlKind:], 0)
+	if !c.opts.Unchecked {
+		clear(mem[stackBase : stackBase+vm.StackBytes]) // as the checked interpreter does
+	}
+	m.helperErr = nil
+	res, callErr := in.run.Call(m.store)
+	m.unmapSegments(vmm, in)
+
+	if callErr != nil {
+		if m.helperErr != nil {
+			vmm.SetRunState(m.helperSteps, 0, false)
+			return 0, m.helperErr
+		}
+		vmm.SetRunState(0, 0, false)
+		return 0, &vm.Fault{Kind: vm.FaultInternal, PC: entry, Err: fmt.Errorf("jit: %v", callErr)}
+	}
+	steps := le.Uint64(mem[ctlSteps:])
+	pc := int(le.Uint32(mem[ctlPC:]))
+	kind := le.Uint32(mem[ctlKind:])
+	vmm.SetRunState(steps, pc, false)
+	switch {
+	case kind == 0:
+		r0, _ := res.(int64)
+		return uint64(r0), nil
+	case kind == statusMem:
+		info := le.Uint32(mem[ctlInfo:])
+		op := [...]string{infoLoad: "load", infoStore: "store", infoAtomic: "atomic"}[info>>9&3]
+		return 0, vmm.AccessFault(pc, le.Uint64(mem[ctlAddr:]), uint64(info&0xff), info>>8&1 != 0, op)
+	case kind == uint32(vm.FaultMisaligned):
+		info := le.Uint32(mem[ctlInfo:])
+		return 0, vmm.MisalignedFault(pc, le.Uint64(mem[ctlAddr:]), uint64(info&0xff))
+	default:
+		return 0, &vm.Fault{Kind: vm.FaultKind(kind), PC: pc}
+	}
+}
+
+// mapSegments copies every mapped segment but the stack into linear
+// memory, fills the segment tables, and maps the copies into vmm so that
+// helpers work on them.
+func (m *Machine) mapSegments(vmm *vm.Machine, in *instance) error {
+	le := binary.LittleEndian
+	for _, mp := range in.mapped {
+		i := int(mp.seg)
+		le.PutUint32(in.mem[baseTable+4*i:], 0)
+		le.PutUint64(in.mem[sizeTable+8*i:], 0)
+		le.PutUint64(in.mem[wsizeTable+8*i:], 0)
+	}
+	in.mapped = in.mapped[:0]
+	off := dynBase
+	for seg := vm.SegContext; seg < 256; seg++ {
+		s := vmm.Segment(seg)
+		if s.Data == nil {
+			continue
+		}
+		in.mapped = append(in.mapped, mapping{seg: seg, off: off, orig: s.Data, writable: s.Writable})
+		off += (len(s.Data) + 7) &^ 7
+		if off > maxLinear {
+			return fmt.Errorf("jit: the mapped segments need more than %d bytes of linear memory", maxLinear)
+		}
+	}
+	if need := uint64(off); need > uint64(len(in.mem)) {
+		pages := (need - uint64(len(in.mem)) + 1<<16 - 1) >> 16
+		if _, err := in.memory.Grow(m.store, pages); err != nil {
+			return fmt.Errorf("jit: grow linear memory: %w", err)
+		}
+		in.mem = in.memory.UnsafeData(m.store)
+	}
+	for _, mp := range in.mapped {
+		i, n := int(mp.seg), len(mp.orig)
+		copy(in.mem[mp.off:mp.off+n], mp.orig)
+		le.PutUint32(in.mem[baseTable+4*i:], uint32(mp.off))
+		le.PutUint64(in.mem[sizeTable+8*i:], uint64(n))
+		if mp.writable {
+			le.PutUint64(in.mem[wsizeTable+8*i:], uint64(n))
+		}
+		if _, err := vmm.Map(mp.seg, in.mem[mp.off:mp.off+n:mp.off+n], mp.writable); err != nil {
+			return err
+		}
+	}
+	return vmm.MapStack(in.mem[stackBase : stackBase+vm.StackBytes : stackBase+vm.StackBytes])
+}
+
+// unmapSegments copies the writable segments back and gives vmm its
+// original mappings.
+func (m *Machine) unmapSegments(vmm *vm.Machine, in *instance) {
+	for _, mp := range in.mapped {
+		n := len(mp.orig)
+		if mp.writable {
+			copy(mp.orig, in.mem[mp.off:mp.off+n])
+		}
+		vmm.Map(mp.seg, mp.orig, mp.writable)
+	}
+	vmm.UnmapStack()
+}
