@@ -117,3 +117,7 @@ func (m *Machine) CallHelper(pc int, id uint32, r1, r2, r3, r4, r5 uint64) (uint
 
 // Budget returns the machine's instruction budget per run.
 func (m *Machine) Budget() uint64 { return m.budget }
+
+// MappedLimit is a segment number above every segment mapped now (it
+// may also be above some that were mapped once and are not any more).
+func (m *Machine) MappedLimit() Segment { return m.mappedLimit }

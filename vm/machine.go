@@ -79,6 +79,9 @@ type Machine struct {
 	// runner, when set by RunRawWith or InvokeWith, runs in place of the
 	// interpreter.
 	runner RunFunc
+	// mappedLimit is above every segment Map has ever mapped, so engines
+	// need not scan all 256 (MappedLimit).
+	mappedLimit Segment
 }
 
 // NewMachine returns a machine with an empty memory map but for its stack.

@@ -2,6 +2,8 @@
 
 package jit
 
+import "C"
+
 import (
 	"encoding/binary"
 	"errors"
@@ -92,6 +94,7 @@ type Machine struct {
 	// run as a trap.
 	helperErr   error
 	helperSteps uint64
+	msg         [256]C.char // a trap's message, from callRun
 }
 
 type instance struct {
@@ -125,7 +128,16 @@ func NewMachine(opts vm.Options) (*Machine, error) {
 }
 
 // helper serves the module's helper import: id, pc, steps, r1–r5.
-func (m *Machine) helper(_ *wasmtime.Caller, args []wasmtime.Val) ([]wasmtime.Val, *wasmtime.Trap) {
+func (m *Machine) helper(_ *wasmtime.Caller, args []wasmtime.Val) (res []wasmtime.Val, trap *wasmtime.Trap) {
+	defer func() {
+		// A panicking helper ends the run as the checked interpreter's
+		// recover does, instead of unwinding through wasmtime.
+		if r := recover(); r != nil {
+			m.helperErr = &vm.Fault{Kind: vm.FaultInternal, PC: int(args[1].I32()), Err: fmt.Errorf("%v", r)}
+			m.helperSteps = uint64(args[2].I64())
+			res, trap = nil, wasmtime.NewTrap("helper panic")
+		}
+	}()
 	v, err := m.vm.CallHelper(int(args[1].I32()), uint32(args[0].I32()),
 		uint64(args[3].I64()), uint64(args[4].I64()), uint64(args[5].I64()), uint64(args[6].I64()), uint64(args[7].I64()))
 	if err != nil {
@@ -223,8 +235,8 @@ func (m *Machine) runOn(vmm *vm.Machine, p *vm.Program, entry int, args ...uint6
 		clear(mem[stackBase : stackBase+vm.StackBytes]) // as the checked interpreter does
 	}
 	m.helperErr = nil
-	res, callErr := in.run.Call(m.store)
-	m.unmapSegments(vmm, in)
+	r0, callErr := callRun(m.store, in.run, &m.msg)
+	m.unmapSegments(vmm, in, c.tr.writes)
 
 	if callErr != nil {
 		if m.helperErr != nil {
@@ -240,7 +252,6 @@ func (m *Machine) runOn(vmm *vm.Machine, p *vm.Program, entry int, args ...uint6
 	vmm.SetRunState(steps, pc, false)
 	switch {
 	case kind == 0:
-		r0, _ := res.(int64)
 		return uint64(r0), nil
 	case kind == statusMem:
 		info := le.Uint32(mem[ctlInfo:])
@@ -267,7 +278,7 @@ func (m *Machine) mapSegments(vmm *vm.Machine, in *instance) error {
 	}
 	in.mapped = in.mapped[:0]
 	off := dynBase
-	for seg := vm.SegContext; seg < 256; seg++ {
+	for seg := vm.SegContext; seg < vmm.MappedLimit(); seg++ {
 		s := vmm.Segment(seg)
 		if s.Data == nil {
 			continue
@@ -300,12 +311,12 @@ func (m *Machine) mapSegments(vmm *vm.Machine, in *instance) error {
 	return vmm.MapStack(in.mem[stackBase : stackBase+vm.StackBytes : stackBase+vm.StackBytes])
 }
 
-// unmapSegments copies the writable segments back and gives vmm its
-// original mappings.
-func (m *Machine) unmapSegments(vmm *vm.Machine, in *instance) {
+// unmapSegments copies the writable segments back, if the code can write
+// them, and gives vmm its original mappings.
+func (m *Machine) unmapSegments(vmm *vm.Machine, in *instance, writes bool) {
 	for _, mp := range in.mapped {
 		n := len(mp.orig)
-		if mp.writable {
+		if mp.writable && writes {
 			copy(mp.orig, in.mem[mp.off:mp.off+n])
 		}
 		vmm.Map(mp.seg, mp.orig, mp.writable)

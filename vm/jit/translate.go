@@ -73,6 +73,10 @@ type translation struct {
 	blocks []int       // first slot of each block, ascending
 	index  map[int]int // slot → block index, for the blocks that start there
 	slots  int
+	// writes is false when no instruction can change memory outside the
+	// stack: no store or atomic through a register other than r10, no
+	// helper call. Then nothing needs copying back after a run.
+	writes bool
 }
 
 // translator holds the state of one translation.
@@ -86,6 +90,10 @@ type translator struct {
 	pending int // instructions of the current block not yet added to lN
 	cur     int // block being emitted
 	extra   int // structured constructs open inside the current block
+	// selfLoop is set while emitting a block that jumps to its own start:
+	// its code sits in a Wasm loop, the outermost construct of the block,
+	// so that the jump is a br to the loop, not a trip through dispatch.
+	selfLoop bool
 }
 
 // translate turns insns, which vm.Load accepted, into a Wasm module. With
@@ -135,7 +143,7 @@ func translate(insns asm.Instructions, entries []int, checked bool) (*translatio
 		types: []funcType{
 			{params: []byte{wI32, wI32, wI64, wI64, wI64, wI64, wI64, wI64}, results: []byte{wI64}}, // helper
 			{params: []byte{wI32, wI32, wI64, wI32, wI64}},                                          // fault
-			{results: []byte{wI64}},                                                                 // run
+			{results: []byte{wI64}}, // run
 		},
 		importMod: "naam", importName: "helper", importType: 0,
 		funcs: []function{
@@ -145,7 +153,7 @@ func translate(insns asm.Instructions, entries []int, checked bool) (*translatio
 		minPages:   1,
 		exportName: "run", exportFunc: fnRun,
 	}
-	return &translation{wasm: mod.encode(), blocks: t.blocks, index: t.index, slots: total}, nil
+	return &translation{wasm: mod.encode(), blocks: t.blocks, index: t.index, slots: total, writes: writesMemory(t.insns)}, nil
 }
 
 func runLocals() []byte {
@@ -243,6 +251,11 @@ func (t *translator) emitRun() error {
 			t.fault(vm.FaultFellOff, start)
 			continue
 		}
+		t.selfLoop = jumpsTo(t.insns, start, end, start)
+		if t.selfLoop {
+			c.op(opLoop, blockTypeEmpty)
+			t.extra = 1
+		}
 		terminated := false
 		for slot := start; slot < end; slot++ {
 			ins := t.insns[slot]
@@ -258,6 +271,9 @@ func (t *translator) emitRun() error {
 		}
 		if !terminated {
 			t.flush()
+		}
+		if t.selfLoop {
+			c.op(opEnd)
 		}
 	}
 	c.op(opEnd) // loop
@@ -325,6 +341,10 @@ func (t *translator) checkBudget(slot int) {
 // (or to itself) through the dispatch loop.
 func (t *translator) goTo(target int) {
 	j := t.index[target]
+	if j == t.cur && t.selfLoop {
+		t.c.br(opBr, t.extra-1)
+		return
+	}
 	if j > t.cur {
 		t.c.br(opBr, t.extra+j-t.cur-1)
 		return
@@ -992,4 +1012,39 @@ func bswap32(c *code) {
 	c.i32(-0x00ff0100) // 0xff00ff00
 	c.op(opI32And)
 	c.op(opI32Or)
+}
+
+// writesMemory reports whether an instruction may write memory outside
+// the stack.
+func writesMemory(insns []*asm.Instruction) bool {
+	for _, ins := range insns {
+		if ins == nil {
+			continue
+		}
+		raw := bytecode.RawOpcode(ins)
+		switch class := asm.Class(raw & 7); {
+		case (class == asm.StClass || class == asm.StXClass) && ins.Dst != asm.R10:
+			return true
+		case raw == bytecode.OpCall && ins.Src != bytecode.PseudoCall, raw == bytecode.OpCallX:
+			return true
+		}
+	}
+	return false
+}
+
+// jumpsTo reports whether a jump in slots [from, to) goes to target.
+func jumpsTo(insns []*asm.Instruction, from, to, target int) bool {
+	for slot := from; slot < to && slot < len(insns); slot++ {
+		ins := insns[slot]
+		if ins == nil {
+			continue
+		}
+		if raw := bytecode.RawOpcode(ins); raw == bytecode.OpCall {
+			continue // a local call enters a frame through dispatch
+		}
+		if tgt, ok := jumpTarget(ins, slot); ok && tgt == target {
+			return true
+		}
+	}
+	return false
 }
