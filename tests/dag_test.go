@@ -28,7 +28,7 @@ var allowedImports = map[string][]string{
 	"internal/verifygen":       {"bytecode"},
 	"internal/naameval":        {"lang"},
 	"internal/naamgen":         {},
-	"nicrt":                    {"bytecode", "verifier", "vm", "nicrt/wire", "nicrt/transport"},
+	"nicrt":                    {"bytecode", "verifier", "vm", "vm/jit", "nicrt/wire", "nicrt/transport"},
 	"nicrt/transport":          {},
 	"nicrt/wire":               {"internal/msgpackshape"},
 }

@@ -40,10 +40,11 @@ type CacheStats struct {
 	Codes       int           // entries held now
 }
 
-// Get returns the code of key in opts's mode, compiling insns (called only
-// on a miss) the first time.
-func (c *Cache) Get(key any, opts Options, insns func() (asm.Instructions, error)) (*Code, error) {
-	k := cacheKey{key, opts.Unchecked}
+// Get returns the code of key, checked or unchecked, compiling what load
+// returns (the instructions and the entry slots; load is called only on a
+// miss) the first time.
+func (c *Cache) Get(key any, unchecked bool, load func() (asm.Instructions, []int, error)) (*Code, error) {
+	k := cacheKey{key, unchecked}
 	c.mu.Lock()
 	if c.codes == nil {
 		c.codes = map[cacheKey]*cacheEntry{}
@@ -60,9 +61,9 @@ func (c *Cache) Get(key any, opts Options, insns func() (asm.Instructions, error
 	}
 	e.once.Do(func() {
 		start := time.Now()
-		var is asm.Instructions
-		if is, e.err = insns(); e.err == nil {
-			e.code, e.err = Compile(is, opts)
+		insns, entries, err := load()
+		if e.err = err; err == nil {
+			e.code, e.err = Compile(insns, Options{Unchecked: unchecked, Entries: entries})
 		}
 		c.compileNanos.Add(uint64(time.Since(start).Nanoseconds()))
 		if e.err != nil {

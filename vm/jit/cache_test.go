@@ -9,6 +9,7 @@ import (
 
 	"github.com/cilium/ebpf/asm"
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/vm"
 	"github.com/naam-project/naam/vm/jit"
 )
 
@@ -18,11 +19,12 @@ func TestCache(t *testing.T) {
 	var c jit.Cache
 	calls := 0
 	var mu sync.Mutex
-	src := func() (asm.Instructions, error) {
+	src := func() (asm.Instructions, []int, error) {
 		mu.Lock()
 		calls++
 		mu.Unlock()
-		return bytecode.Assemble("mov %r0, 1\nexit")
+		insns, err := bytecode.Assemble("mov %r0, 1\nexit\nmov %r0, 2\nexit")
+		return insns, []int{2}, err
 	}
 	var wg sync.WaitGroup
 	codes := make([]*jit.Code, 8)
@@ -30,7 +32,7 @@ func TestCache(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			code, err := c.Get("p", jit.Options{}, src)
+			code, err := c.Get("p", false, src)
 			if err != nil {
 				t.Error(err)
 			}
@@ -38,6 +40,13 @@ func TestCache(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	m, err := jit.NewMachine(vm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := m.Invoke(codes[0], &vm.Invocation{Entry: 2, Reply: make([]byte, 8)}); err != nil || res.R0 != 2 {
+		t.Fatalf("entry 2: r0 = %d, err %v; want 2 (the entries load returned)", res.R0, err)
+	}
 	for _, code := range codes[1:] {
 		if code != codes[0] {
 			t.Fatal("two codes for one key")
@@ -46,12 +55,12 @@ func TestCache(t *testing.T) {
 	if calls != 1 {
 		t.Errorf("insns called %d times, want 1", calls)
 	}
-	if _, err := c.Get("p", jit.Options{Unchecked: true}, src); err != nil {
+	if _, err := c.Get("p", true, src); err != nil {
 		t.Fatal(err)
 	}
 	bad := errors.New("no program")
 	for range 2 {
-		if _, err := c.Get("q", jit.Options{}, func() (asm.Instructions, error) { return nil, bad }); !errors.Is(err, bad) {
+		if _, err := c.Get("q", false, func() (asm.Instructions, []int, error) { return nil, nil, bad }); !errors.Is(err, bad) {
 			t.Fatalf("err = %v, want %v", err, bad)
 		}
 	}
