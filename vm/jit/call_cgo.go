@@ -73,11 +73,15 @@ type funcLayout struct {
 // A different layout of wasmtime.Func does not compile.
 var _ = [1]struct{}{}[unsafe.Sizeof(wasmtime.Func{})-unsafe.Sizeof(funcLayout{})]
 
-// callRun calls fn, of type () -> i64, in store.
-func callRun(store *wasmtime.Store, fn *wasmtime.Func, msg *[256]C.char) (int64, error) {
+// storeContext returns the store's context, which lives as long as the
+// store does (wasmtime_store_context), so that a run need not ask again.
+func storeContext(store *wasmtime.Store) unsafe.Pointer { return unsafe.Pointer(store.Context()) }
+
+// callRun calls fn, of type () -> i64, in store, whose context is ctx.
+func callRun(store *wasmtime.Store, ctx unsafe.Pointer, fn *wasmtime.Func, msg *[256]C.char) (int64, error) {
 	f := (*funcLayout)(unsafe.Pointer(fn))
 	var failed C.int
-	r := C.naam_call(unsafe.Pointer(store.Context()), C.uint64_t(f.storeID), f.priv, &failed, &msg[0], C.size_t(len(msg)))
+	r := C.naam_call(ctx, C.uint64_t(f.storeID), f.priv, &failed, &msg[0], C.size_t(len(msg)))
 	runtime.KeepAlive(store)
 	runtime.KeepAlive(fn)
 	if failed != 0 {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/bytecodealliance/wasmtime-go/v39"
 	"github.com/cilium/ebpf/asm"
@@ -94,7 +95,8 @@ type Machine struct {
 	// run as a trap.
 	helperErr   error
 	helperSteps uint64
-	msg         [256]C.char // a trap's message, from callRun
+	msg         [256]C.char    // a trap's message, from callRun
+	ctx         unsafe.Pointer // the store's context
 }
 
 type instance struct {
@@ -117,6 +119,7 @@ type mapping struct {
 func NewMachine(opts vm.Options) (*Machine, error) {
 	m := &Machine{vm: vm.NewMachine(opts), instances: map[*Code]*instance{}}
 	m.store = wasmtime.NewStore(sharedEngine())
+	m.ctx = storeContext(m.store)
 	m.linker = wasmtime.NewLinker(sharedEngine())
 	i32, i64 := wasmtime.NewValType(wasmtime.KindI32), wasmtime.NewValType(wasmtime.KindI64)
 	ty := wasmtime.NewFuncType([]*wasmtime.ValType{i32, i32, i64, i64, i64, i64, i64, i64}, []*wasmtime.ValType{i64})
@@ -235,7 +238,7 @@ func (m *Machine) runOn(vmm *vm.Machine, p *vm.Program, entry int, args ...uint6
 		clear(mem[stackBase : stackBase+vm.StackBytes]) // as the checked interpreter does
 	}
 	m.helperErr = nil
-	r0, callErr := callRun(m.store, in.run, &m.msg)
+	r0, callErr := callRun(m.store, m.ctx, in.run, &m.msg)
 	m.unmapSegments(vmm, in, c.tr.writes)
 
 	if callErr != nil {
