@@ -201,7 +201,7 @@ const maxLinear = 1<<32 - 1<<16
 func (m *Machine) runOn(vmm *vm.Machine, p *vm.Program, entry int, args ...uint64) (uint64, error) {
 	c := m.cur
 	vmm.SetRunState(0, 0, true)
-	blk, ok := c.tr.index[entry]
+	blk, ok := c.tr.dispatch[entry]
 	if !ok || entry >= c.tr.slots {
 		return 0, fmt.Errorf("jit: entry point %d is not an entry the code was compiled with", entry)
 	}

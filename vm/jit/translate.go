@@ -72,7 +72,11 @@ type translation struct {
 	wasm   []byte
 	blocks []int       // first slot of each block, ascending
 	index  map[int]int // slot → block index, for the blocks that start there
-	slots  int
+	// dispatch maps the slot of each block control can reach through the
+	// dispatch loop (entries, backward jump targets, local-call targets
+	// and return points) to its index in the loop's br_table.
+	dispatch map[int]int
+	slots    int
 	// writes is false when no instruction can change memory outside the
 	// stack: no store or atomic through a register other than r10, no
 	// helper call. Then nothing needs copying back after a run.
@@ -86,7 +90,11 @@ type translator struct {
 	checked bool
 	blocks  []int
 	index   map[int]int
-	c       code
+	// dispatch and dispatchBlocks: the br_table's targets (see
+	// translation.dispatch), by slot and in table order as block indices.
+	dispatch       map[int]int
+	dispatchBlocks []int
+	c              code
 	pending int // instructions of the current block not yet added to lN
 	cur     int // block being emitted
 	extra   int // structured constructs open inside the current block
@@ -136,6 +144,34 @@ func translate(insns asm.Instructions, entries []int, checked bool) (*translatio
 	for i, s := range t.blocks {
 		t.index[s] = i
 	}
+	// Only blocks reached through the dispatch loop get a br_table entry:
+	// an entry is an edge into the block, and thousands of them make
+	// Cranelift's SSA construction and compile time grow fast.
+	t.dispatch = map[int]int{}
+	addDispatch := func(slot int) {
+		if _, ok := t.dispatch[slot]; !ok {
+			t.dispatch[slot] = len(t.dispatchBlocks)
+			t.dispatchBlocks = append(t.dispatchBlocks, t.index[slot])
+		}
+	}
+	addDispatch(0)
+	for _, e := range entries {
+		addDispatch(e)
+	}
+	for slot, ins := range t.insns {
+		if ins == nil {
+			continue
+		}
+		target, ok := jumpTarget(ins, slot)
+		switch {
+		case !ok:
+		case bytecode.RawOpcode(ins) == bytecode.OpCall: // local call
+			addDispatch(target)
+			addDispatch(slot + 1)
+		case target < slot && t.blockStart(slot) != target:
+			addDispatch(target) // backward, and not a block's jump to its own start
+		}
+	}
 	if err := t.emitRun(); err != nil {
 		return nil, err
 	}
@@ -153,7 +189,7 @@ func translate(insns asm.Instructions, entries []int, checked bool) (*translatio
 		minPages:   1,
 		exportName: "run", exportFunc: fnRun,
 	}
-	return &translation{wasm: mod.encode(), blocks: t.blocks, index: t.index, slots: total, writes: writesMemory(t.insns)}, nil
+	return &translation{wasm: mod.encode(), blocks: t.blocks, index: t.index, dispatch: t.dispatch, slots: total, writes: writesMemory(t.insns)}, nil
 }
 
 func runLocals() []byte {
@@ -232,11 +268,11 @@ func (t *translator) emitRun() error {
 	}
 	c.get(lBlk)
 	c.op(opBrTable)
-	c.u32(uint32(k))
-	for i := range k {
-		c.u32(uint32(i))
+	c.u32(uint32(len(t.dispatchBlocks)))
+	for _, b := range t.dispatchBlocks {
+		c.u32(uint32(b))
 	}
-	c.u32(uint32(k - 1)) // never taken: Go only dispatches to entries
+	c.u32(uint32(t.dispatchBlocks[0])) // never taken: lBlk is always a table index
 	for i, start := range t.blocks {
 		c.op(opEnd)
 		t.cur, t.extra, t.pending = i, 0, 0
@@ -349,13 +385,13 @@ func (t *translator) goTo(target int) {
 		t.c.br(opBr, t.extra+j-t.cur-1)
 		return
 	}
-	t.c.i32(int32(j))
+	t.c.i32(int32(t.dispatch[target]))
 	t.c.set(lBlk)
-	t.dispatch()
+	t.toDispatch()
 }
 
-// dispatch branches to the dispatch loop with lBlk set.
-func (t *translator) dispatch() {
+// toDispatch branches to the dispatch loop with lBlk set.
+func (t *translator) toDispatch() {
 	t.c.br(opBr, t.extra+len(t.blocks)-1-t.cur)
 }
 
@@ -625,7 +661,7 @@ func (t *translator) emitJump(ins *asm.Instruction, slot int, raw byte, jmp32 bo
 			c.mem(opI64Load, 3, frameArea+8*(r-5))
 			c.set(r)
 		}
-		t.dispatch()
+		t.toDispatch()
 		return true, nil
 	case bytecode.OpCallX, bytecode.OpCall:
 		if raw == bytecode.OpCall && ins.Src == bytecode.PseudoCall {
@@ -723,7 +759,7 @@ func (t *translator) emitLocalCall(ins *asm.Instruction, slot int) error {
 	c.op(opI32Mul)
 	c.set(lF)
 	c.get(lF)
-	c.i32(int32(t.index[slot+1]))
+	c.i32(int32(t.dispatch[slot+1]))
 	c.mem(opI32Store, 2, frameArea)
 	for r := uint32(6); r <= 10; r++ {
 		c.get(lF)
@@ -739,9 +775,9 @@ func (t *translator) emitLocalCall(ins *asm.Instruction, slot int) error {
 	c.op(opI64Sub)
 	c.set(10)
 	t.checkBudget(slot)
-	c.i32(int32(t.index[target]))
+	c.i32(int32(t.dispatch[target]))
 	c.set(lBlk)
-	t.dispatch()
+	t.toDispatch()
 	return nil
 }
 
@@ -1047,4 +1083,10 @@ func jumpsTo(insns []*asm.Instruction, from, to, target int) bool {
 		}
 	}
 	return false
+}
+
+// blockStart returns the first slot of the block holding slot.
+func (t *translator) blockStart(slot int) int {
+	i := sort.SearchInts(t.blocks, slot+1) - 1
+	return t.blocks[i]
 }
