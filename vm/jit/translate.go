@@ -95,9 +95,9 @@ type translator struct {
 	dispatch       map[int]int
 	dispatchBlocks []int
 	c              code
-	pending int // instructions of the current block not yet added to lN
-	cur     int // block being emitted
-	extra   int // structured constructs open inside the current block
+	pending        int // instructions of the current block not yet added to lN
+	cur            int // block being emitted
+	extra          int // structured constructs open inside the current block
 	// selfLoop is set while emitting a block that jumps to its own start:
 	// its code sits in a Wasm loop, the outermost construct of the block,
 	// so that the jump is a br to the loop, not a trip through dispatch.
