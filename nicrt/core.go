@@ -238,7 +238,9 @@ func (c *core) runVM(h *handler) (res vm.Result, err error) {
 // jitCode returns h's compiled code when this run goes to the JIT tier,
 // or nil for the interpreter. A run the tier setting wanted in the JIT
 // but that cannot go there (no cgo, a handler that writes a region, a
-// compile error) is counted as a JIT fallback.
+// compile error) is counted as a JIT fallback. TierJIT compiles on the
+// first run and waits for it; TierAuto compiles in the background and
+// interprets (uncounted) until the code is ready.
 func (c *core) jitCode(h *handler) *jit.Code {
 	if c.jit == nil || c.n.cfg.Tier == TierAuto && h.ctr.runs.Load() < JITHotRuns {
 		return nil
@@ -248,10 +250,13 @@ func (c *core) jitCode(h *handler) *jit.Code {
 		c.ctr.jitFallbacks.Add(1)
 		return nil
 	}
-	code, err := c.jit.cache.Get(p, c.n.cfg.HostUnchecked, p.jitLoad)
+	get := c.jit.cache.Get
+	if c.n.cfg.Tier == TierAuto {
+		get = c.jit.cache.Ready // interpret while it compiles
+	}
+	code, err := get(p, c.n.cfg.HostUnchecked, p.jitLoad)
 	if err != nil {
 		c.ctr.jitFallbacks.Add(1)
-		return nil
 	}
 	return code
 }

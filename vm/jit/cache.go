@@ -26,9 +26,11 @@ type cacheKey struct {
 }
 
 type cacheEntry struct {
-	once sync.Once
-	code *Code
-	err  error
+	once    sync.Once
+	done    atomic.Bool // once has finished: code and err are set
+	started bool        // Ready has started the compilation (under Cache.mu)
+	code    *Code
+	err     error
 }
 
 // CacheStats count what a Cache did.
@@ -44,6 +46,32 @@ type CacheStats struct {
 // returns (the instructions and the entry slots; load is called only on a
 // miss) the first time.
 func (c *Cache) Get(key any, unchecked bool, load func() (asm.Instructions, []int, error)) (*Code, error) {
+	e := c.entry(key, unchecked)
+	c.compile(e, unchecked, load)
+	return e.code, e.err
+}
+
+// Ready is Get without waiting: it returns the code, or the compile error,
+// once the compilation has finished; before that it returns nil, nil, and
+// the first call starts the compilation in a goroutine of its own, so that
+// the caller (a core serving requests) can go on interpreting meanwhile.
+func (c *Cache) Ready(key any, unchecked bool, load func() (asm.Instructions, []int, error)) (*Code, error) {
+	e := c.entry(key, unchecked)
+	if e.done.Load() {
+		return e.code, e.err
+	}
+	c.mu.Lock()
+	start := !e.started
+	e.started = true
+	c.mu.Unlock()
+	if start {
+		go c.compile(e, unchecked, load)
+	}
+	return nil, nil
+}
+
+// entry returns key's entry, made on the first call.
+func (c *Cache) entry(key any, unchecked bool) *cacheEntry {
 	k := cacheKey{key, unchecked}
 	c.mu.Lock()
 	if c.codes == nil {
@@ -59,6 +87,11 @@ func (c *Cache) Get(key any, unchecked bool, load func() (asm.Instructions, []in
 	if hit {
 		c.hits.Add(1)
 	}
+	return e
+}
+
+// compile compiles e once; every caller returns after it has finished.
+func (c *Cache) compile(e *cacheEntry, unchecked bool, load func() (asm.Instructions, []int, error)) {
 	e.once.Do(func() {
 		start := time.Now()
 		insns, entries, err := load()
@@ -71,8 +104,8 @@ func (c *Cache) Get(key any, unchecked bool, load func() (asm.Instructions, []in
 		} else {
 			c.compiles.Add(1)
 		}
+		e.done.Store(true)
 	})
-	return e.code, e.err
 }
 
 // Forget drops key's code in both modes (a program was uninstalled).

@@ -73,3 +73,31 @@ func TestCache(t *testing.T) {
 		t.Errorf("%d codes after Forget, want 1", st.Codes)
 	}
 }
+
+// TestCacheReady: Ready does not wait; it starts one compilation and
+// returns the code once it is done.
+func TestCacheReady(t *testing.T) {
+	var c jit.Cache
+	release := make(chan struct{})
+	load := func() (asm.Instructions, []int, error) {
+		<-release
+		insns, err := bytecode.Assemble("mov %r0, 3\nexit")
+		return insns, nil, err
+	}
+	for range 3 {
+		if code, err := c.Ready("k", false, load); code != nil || err != nil {
+			t.Fatalf("Ready before the compilation ended: %v, %v", code, err)
+		}
+	}
+	close(release)
+	code, err := c.Get("k", false, load) // waits for the one compilation
+	if err != nil || code == nil {
+		t.Fatalf("Get: %v, %v", code, err)
+	}
+	if got, err := c.Ready("k", false, load); got != code || err != nil {
+		t.Fatalf("Ready after: %v, %v", got, err)
+	}
+	if st := c.Stats(); st.Compiles != 1 {
+		t.Errorf("%d compiles, want 1", st.Compiles)
+	}
+}
