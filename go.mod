@@ -3,6 +3,7 @@ module github.com/naam-project/naam
 go 1.26.0
 
 require (
+	github.com/bytecodealliance/wasmtime-go/v39 v39.0.1
 	github.com/cilium/ebpf v0.22.0
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/spf13/cobra v1.10.2
@@ -12,7 +13,6 @@ require (
 )
 
 require (
-	github.com/bytecodealliance/wasmtime-go/v39 v39.0.1 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
