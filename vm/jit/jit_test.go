@@ -168,8 +168,11 @@ func TestRandomPrograms(t *testing.T) {
 		opts := testprog.RandomOptions{VMOnly: i%2 == 1, MaxInsns: 16 + i%80}
 		p := testprog.Random(rand.New(rand.NewPCG(0x4e41414d+uint64(i), 0)), opts)
 		var vmOpts vm.Options
-		if i%5 == 4 { // a budget some runs exceed, at a jump, a call or an exit
-			vmOpts.Budget = uint64(20 + i%40)
+		if i%5 == 4 {
+			// A budget at the run's length or up to 3 short of it, so that the
+			// run just passes or stops at its last jump, call or exit.
+			steps := interpRaw(mustLoad(t, p.Insns), vmOpts, p.NewMem()).steps
+			vmOpts.Budget = steps - uint64(i%4)
 		}
 		v, err := compareRaw(t, p.Insns, vmOpts, p.NewMem())
 		if vmOpts.Budget != 0 && interpRaw(mustLoad(t, p.Insns), vmOpts, p.NewMem()).err != "" {
