@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -247,7 +248,9 @@ func (m *Machine) runOn(vmm *vm.Machine, p *vm.Program, entry int, args ...uint6
 			return 0, m.helperErr
 		}
 		vmm.SetRunState(0, 0, false)
-		return 0, &vm.Fault{Kind: vm.FaultInternal, PC: entry, Err: fmt.Errorf("jit: %v", callErr)}
+		// wasmtime's message spans lines and ends in a native backtrace.
+		msg, _, _ := strings.Cut(callErr.Error(), "Stack backtrace")
+		return 0, &vm.Fault{Kind: vm.FaultInternal, PC: entry, Err: fmt.Errorf("jit: wasm trap: %s", strings.Join(strings.Fields(msg), " "))}
 	}
 	steps := le.Uint64(mem[ctlSteps:])
 	pc := int(le.Uint32(mem[ctlPC:]))
