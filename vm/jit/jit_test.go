@@ -149,11 +149,17 @@ func same(a, b outcome) bool {
 	return a.r0 == b.r0 && a.err == b.err && a.steps == b.steps && bytes.Equal(a.mem, b.mem)
 }
 
+// kernelDiffSeed is the first seed of TestKernelDifferential's default
+// corpus.
+const kernelDiffSeed = 0x4e41414d
+
 // TestRandomPrograms runs the kernel differential test's generated
 // programs (testprog.Random: the whole ISA, local calls, all atomics; r0–r9
 // and the stack area end up in memory) through the interpreter and the JIT
-// and requires identical outcomes, with the kernel-safe generator and the
-// VM-only one (division by an immediate zero, oversized shifts).
+// and requires identical outcomes: half of them the first programs of the
+// kernel differential corpus itself (NAAM_JIT_DIFF_N=20000 covers its
+// default 10,000), half VM-only ones (division by an immediate zero,
+// oversized shifts).
 func TestRandomPrograms(t *testing.T) {
 	n := 400
 	if s := os.Getenv("NAAM_JIT_DIFF_N"); s != "" {
@@ -165,8 +171,14 @@ func TestRandomPrograms(t *testing.T) {
 	}
 	verified, budgetFaults := 0, 0
 	for i := range n {
-		opts := testprog.RandomOptions{VMOnly: i%2 == 1, MaxInsns: 16 + i%80}
-		p := testprog.Random(rand.New(rand.NewPCG(0x4e41414d+uint64(i), 0)), opts)
+		// Even i: program i/2 of the kernel differential test's default
+		// corpus (its seed and options; tests/kernel_diff_test.go). Odd i:
+		// the VM-only forms, bodies of 16 to 95 instructions.
+		seed, opts := kernelDiffSeed+uint64(i/2), testprog.RandomOptions{}
+		if i%2 == 1 {
+			seed, opts = uint64(i), testprog.RandomOptions{VMOnly: true, MaxInsns: 16 + i%80}
+		}
+		p := testprog.Random(rand.New(rand.NewPCG(seed, 0)), opts)
 		var vmOpts vm.Options
 		if i%5 == 4 {
 			// A budget at the run's length or up to 3 short of it, so that the
@@ -179,7 +191,7 @@ func TestRandomPrograms(t *testing.T) {
 			budgetFaults++
 		}
 		if err != nil {
-			t.Fatalf("program %d (VMOnly=%v): %v\n%s", i, opts.VMOnly, err, listing(p.Insns))
+			t.Fatalf("program %d (seed %d, VMOnly=%v): %v\n%s", i, seed, opts.VMOnly, err, listing(p.Insns))
 		}
 		if v {
 			verified++
