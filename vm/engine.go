@@ -8,7 +8,7 @@ import (
 // RunFunc runs p from slot entry on m, whose segments are mapped, with
 // args in r1–r5, in place of the interpreter (RunAt is one). It returns r0
 // or a *Fault, and leaves the run's instruction count and final exit slot
-// in m (SetRunState). Another engine, vm/jit, supplies one to RunRawWith
+// in m (EndRun). Another engine, vm/jit, supplies one to RunRawWith
 // and InvokeWith, so that raw mode's memory handling and the handler ABI
 // (context, mapping, return classification) are this package's alone.
 type RunFunc func(m *Machine, p *Program, entry int, args ...uint64) (uint64, error)
@@ -72,17 +72,14 @@ func (m *Machine) UnmapStack() {
 // StackBytes is the whole stack: MaxCallDepth frames of StackSize bytes.
 const StackBytes = stackBytes
 
-// SetRunState records what an engine's run did: the instructions it
-// executed (Executed, Result.Insns) and the slot of the exit that ended it
-// (a FaultReturn's PC). It also clears the forward helper's per-run state,
-// as RunAt does, when start is true.
-func (m *Machine) SetRunState(steps uint64, exit int, start bool) {
-	if start {
-		m.forwarded = false
-		return
-	}
-	m.steps, m.exit = steps, exit
-}
+// BeginRun starts a run as RunAt does: the forward helper's per-run
+// state is cleared.
+func (m *Machine) BeginRun() { m.forwarded = false }
+
+// EndRun records what an engine's run did: the instructions it executed
+// (Executed, Result.Insns) and the slot of the exit that ended it (the PC
+// of a FaultReturn).
+func (m *Machine) EndRun(steps uint64, exit int) { m.steps, m.exit = steps, exit }
 
 // AccessFault is the fault of a load, store or atomic ("load", "store",
 // "atomic") of size bytes at addr that the memory map refuses, at slot pc:

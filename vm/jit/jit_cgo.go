@@ -201,7 +201,7 @@ const maxLinear = 1<<32 - 1<<16
 // ones back and turns the outcome into r0 or a *vm.Fault.
 func (m *Machine) runOn(vmm *vm.Machine, p *vm.Program, entry int, args ...uint64) (uint64, error) {
 	c := m.cur
-	vmm.SetRunState(0, 0, true)
+	vmm.BeginRun()
 	blk, ok := c.tr.dispatch[entry]
 	if !ok || entry >= c.tr.slots {
 		return 0, fmt.Errorf("jit: entry point %d is not an entry the code was compiled with", entry)
@@ -244,10 +244,10 @@ func (m *Machine) runOn(vmm *vm.Machine, p *vm.Program, entry int, args ...uint6
 
 	if callErr != nil {
 		if m.helperErr != nil {
-			vmm.SetRunState(m.helperSteps, 0, false)
+			vmm.EndRun(m.helperSteps, 0)
 			return 0, m.helperErr
 		}
-		vmm.SetRunState(0, 0, false)
+		vmm.EndRun(0, 0)
 		// wasmtime's message spans lines and ends in a native backtrace.
 		msg, _, _ := strings.Cut(callErr.Error(), "Stack backtrace")
 		return 0, &vm.Fault{Kind: vm.FaultInternal, PC: entry, Err: fmt.Errorf("jit: wasm trap: %s", strings.Join(strings.Fields(msg), " "))}
@@ -255,7 +255,7 @@ func (m *Machine) runOn(vmm *vm.Machine, p *vm.Program, entry int, args ...uint6
 	steps := le.Uint64(mem[ctlSteps:])
 	pc := int(le.Uint32(mem[ctlPC:]))
 	kind := le.Uint32(mem[ctlKind:])
-	vmm.SetRunState(steps, pc, false)
+	vmm.EndRun(steps, pc)
 	switch {
 	case kind == 0:
 		return uint64(r0), nil
