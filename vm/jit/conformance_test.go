@@ -90,6 +90,7 @@ func runJIT(code *jit.Code, opts vm.Options, mem []byte) (uint64, error, []byte,
 	if err != nil {
 		return 0, err, nil, 0
 	}
+	defer m.Close()
 	mem = bytes.Clone(mem)
 	r0, err := m.RunRaw(code, mem)
 	return r0, err, mem, m.Executed()

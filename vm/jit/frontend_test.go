@@ -105,6 +105,7 @@ func runHandler(t *testing.T, obj *bytecode.Object, code *jit.Code, h bytecode.H
 		if merr != nil {
 			t.Fatal(merr)
 		}
+		defer m.Close()
 		res, err = m.Invoke(code, inv)
 	} else {
 		res, err = vm.NewMachine(opts).Invoke(code.Program(), inv)

@@ -186,6 +186,7 @@ func jitEngine(t *testing.T, raw []byte, entry int, opts vm.Options, unchecked b
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer m.Close()
 	return m.Invoke(code, inv)
 }
 

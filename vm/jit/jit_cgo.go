@@ -72,6 +72,11 @@ func Compile(insns asm.Instructions, opts Options) (*Code, error) {
 	}}, nil
 }
 
+// Close frees the machine code now instead of when the garbage collector
+// finds c unreachable (wasmtime's memory is invisible to it). No machine
+// may run c afterwards.
+func (c *Code) Close() { c.module.Close() }
+
 // Program returns the interpreter's form of the same program.
 func (c *Code) Program() *vm.Program { return c.prog }
 
@@ -149,6 +154,15 @@ func (m *Machine) helper(_ *wasmtime.Caller, args []wasmtime.Val) (res []wasmtim
 		return nil, wasmtime.NewTrap("helper fault")
 	}
 	return []wasmtime.Val{wasmtime.ValI64(int64(v))}, nil
+}
+
+// Close frees the machine's store, with every instance and linear memory
+// in it (each reserves gigabytes of address space for Wasm's guard
+// pages), now instead of when the garbage collector finds the machine
+// unreachable. The machine cannot run anything afterwards.
+func (m *Machine) Close() {
+	m.store.Close()
+	m.instances = nil
 }
 
 // VM returns the machine's vm.Machine (memory map, options).

@@ -19,6 +19,12 @@ func Compile(insns asm.Instructions, opts Options) (*Code, error) { return nil, 
 // Program returns nil.
 func (c *Code) Program() *vm.Program { return nil }
 
+// Close does nothing.
+func (c *Code) Close() {}
+
+// Close does nothing.
+func (m *Machine) Close() {}
+
 // Stats returns zero.
 func (c *Code) Stats() Stats { return Stats{} }
 

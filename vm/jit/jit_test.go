@@ -94,6 +94,7 @@ func jitRaw(t testing.TB, code *jit.Code, opts vm.Options, mem []byte) outcome {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer m.Close()
 	mem = bytes.Clone(mem)
 	r0, err := m.RunRaw(code, mem)
 	return outcome{r0, errText(err), mem, m.Executed()}
@@ -126,6 +127,7 @@ func compareRaw(t testing.TB, insns asm.Instructions, opts vm.Options, mem []byt
 	if err != nil {
 		return false, fmt.Errorf("compile: %v", err)
 	}
+	defer code.Close()
 	if got := jitRaw(t, code, opts, mem); !same(got, want) {
 		return false, fmt.Errorf("checked JIT differs:\n  jit    %v\n  interp %v", got, want)
 	}
@@ -136,6 +138,7 @@ func compareRaw(t testing.TB, insns asm.Instructions, opts vm.Options, mem []byt
 	if err != nil {
 		return true, fmt.Errorf("compile unchecked: %v", err)
 	}
+	defer fast.Close()
 	// The unchecked interpreter is the reference here: both skip checks.
 	opts.Unchecked = true
 	want = interpRaw(p, opts, mem)
