@@ -8,6 +8,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -207,6 +209,10 @@ func (m *Machine) instance(c *Code) (*instance, error) {
 	return in, nil
 }
 
+// trapFrame finds the innermost frame's module offset in a trap message
+// ("0:     0xe8 - <unknown>!<wasm function 2>").
+var trapFrame = regexp.MustCompile(`(?m)^\s*0:\s+0x([0-9a-f]+) - `)
+
 // maxLinear is the most linear memory a run may use: 4 GiB less a page.
 const maxLinear = 1<<32 - 1<<16
 
@@ -262,9 +268,18 @@ func (m *Machine) runOn(vmm *vm.Machine, p *vm.Program, entry int, args ...uint6
 			return 0, m.helperErr
 		}
 		vmm.EndRun(0, 0)
-		// wasmtime's message spans lines and ends in a native backtrace.
+		// wasmtime's message spans lines and ends in a native backtrace; its
+		// first frame gives the module offset, which names the slot.
 		msg, _, _ := strings.Cut(callErr.Error(), "Stack backtrace")
-		return 0, &vm.Fault{Kind: vm.FaultInternal, PC: entry, Err: fmt.Errorf("jit: wasm trap: %s", strings.Join(strings.Fields(msg), " "))}
+		pc := entry
+		if f := trapFrame.FindStringSubmatch(msg); f != nil {
+			if off, err := strconv.ParseUint(f[1], 16, 32); err == nil {
+				if slot, ok := c.tr.slotOf(int(off)); ok {
+					pc = slot
+				}
+			}
+		}
+		return 0, &vm.Fault{Kind: vm.FaultInternal, PC: pc, Err: fmt.Errorf("jit: wasm trap: %s", strings.Join(strings.Fields(msg), " "))}
 	}
 	steps := le.Uint64(mem[ctlSteps:])
 	pc := int(le.Uint32(mem[ctlPC:]))

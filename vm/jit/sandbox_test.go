@@ -4,6 +4,7 @@ package jit_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/naam-project/naam/bytecode"
@@ -28,10 +29,22 @@ func TestUncheckedSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = m.RunRaw(code, make([]byte, 8))
-	if !errors.Is(err, vm.ErrInternal) {
-		t.Fatalf("err = %v, want an internal fault (a Wasm trap)", err)
+	if !errors.Is(err, vm.ErrInternal) || !strings.HasPrefix(err.Error(), "insn 2: ") {
+		t.Fatalf("err = %v, want an internal fault (a Wasm trap) at insn 2, the load", err)
 	}
 	t.Log(err)
+	// A store further on: the trap names its slot too.
+	far, err := bytecode.Assemble("mov %r0, 1\nmov %r0, 2\nlddw %r1, 0x320000000\nadd %r0, 3\nstb [%r1+0], 1\nexit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	farCode, err := jit.Compile(far, jit.Options{Unchecked: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.RunRaw(farCode, make([]byte, 8)); !errors.Is(err, vm.ErrInternal) || !strings.HasPrefix(err.Error(), "insn 5: ") {
+		t.Fatalf("err = %v, want an internal fault at insn 5, the store", err)
+	}
 	// The machine still works.
 	ok, err := bytecode.Assemble("mov %r0, 7\nexit")
 	if err != nil {

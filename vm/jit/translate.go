@@ -77,6 +77,11 @@ type translation struct {
 	// and return points) to its index in the loop's br_table.
 	dispatch map[int]int
 	slots    int
+	// bodyAt is the module offset of run's body; slotAt lists, in code
+	// order, the body offset where each instruction's code begins, so that
+	// a trap's offset names its slot.
+	bodyAt int
+	slotAt []codeSpan
 	// writes is false when no instruction can change memory outside the
 	// stack: no store or atomic through a register other than r10, no
 	// helper call. Then nothing needs copying back after a run.
@@ -95,9 +100,10 @@ type translator struct {
 	dispatch       map[int]int
 	dispatchBlocks []int
 	c              code
-	pending        int // instructions of the current block not yet added to lN
-	cur            int // block being emitted
-	extra          int // structured constructs open inside the current block
+	slotAt         []codeSpan // see translation.slotAt
+	pending        int        // instructions of the current block not yet added to lN
+	cur            int        // block being emitted
+	extra          int        // structured constructs open inside the current block
 	// selfLoop is set while emitting a block that jumps to its own start:
 	// its code sits in a Wasm loop, the outermost construct of the block,
 	// so that the jump is a br to the loop, not a trip through dispatch.
@@ -189,7 +195,8 @@ func translate(insns asm.Instructions, entries []int, checked bool) (*translatio
 		minPages:   1,
 		exportName: "run", exportFunc: fnRun,
 	}
-	return &translation{wasm: mod.encode(), blocks: t.blocks, index: t.index, dispatch: t.dispatch, slots: total, writes: writesMemory(t.insns)}, nil
+	wasm, bodyAt := mod.encode()
+	return &translation{wasm: wasm, bodyAt: bodyAt, slotAt: t.slotAt, blocks: t.blocks, index: t.index, dispatch: t.dispatch, slots: total, writes: writesMemory(t.insns)}, nil
 }
 
 func runLocals() []byte {
@@ -298,6 +305,7 @@ func (t *translator) emitRun() error {
 			if ins == nil {
 				continue
 			}
+			t.slotAt = append(t.slotAt, codeSpan{offset: len(t.c), slot: slot})
 			t.pending++
 			var err error
 			terminated, err = t.emit(ins, slot)
@@ -630,4 +638,17 @@ func jumpsTo(insns []*asm.Instruction, from, to, target int) bool {
 func (t *translator) blockStart(slot int) int {
 	i := sort.SearchInts(t.blocks, slot+1) - 1
 	return t.blocks[i]
+}
+
+// codeSpan says that the code of slot begins at offset of run's body.
+type codeSpan struct{ offset, slot int }
+
+// slotOf returns the slot whose code holds module offset off, if any.
+func (tr *translation) slotOf(off int) (int, bool) {
+	rel := off - tr.bodyAt
+	i := sort.Search(len(tr.slotAt), func(i int) bool { return tr.slotAt[i].offset > rel }) - 1
+	if rel < 0 || i < 0 {
+		return 0, false
+	}
+	return tr.slotAt[i].slot, true
 }

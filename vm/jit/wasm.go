@@ -216,7 +216,8 @@ type function struct {
 	body   code
 }
 
-func (f *function) encode(b []byte) []byte {
+// encode appends f to b and returns where in b f.body begins.
+func (f *function) encode(b []byte) ([]byte, int) {
 	var fb []byte
 	// Locals as runs of one type.
 	var runs [][2]uint64
@@ -232,10 +233,12 @@ func (f *function) encode(b []byte) []byte {
 		fb = appendULEB(fb, r[0])
 		fb = append(fb, byte(r[1]))
 	}
+	prefix := len(fb)
 	fb = append(fb, f.body...)
 	fb = append(fb, opEnd)
 	b = appendULEB(b, uint64(len(fb)))
-	return append(b, fb...)
+	at := len(b) + prefix
+	return append(b, fb...), at
 }
 
 // moduleSpec is the whole module: types, one imported function, defined
@@ -251,7 +254,9 @@ type moduleSpec struct {
 	exportFunc uint32 // index in the function space (imports first)
 }
 
-func (m *moduleSpec) encode() []byte {
+// encode returns the module and the module offset at which the body of
+// the last function begins (wasmtime reports traps by module offset).
+func (m *moduleSpec) encode() ([]byte, int) {
 	b := []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
 	var s []byte
 	s = appendULEB(s, uint64(len(m.types)))
@@ -288,8 +293,10 @@ func (m *moduleSpec) encode() []byte {
 	b = appendSection(b, sectionExport, s)
 
 	s = appendULEB(nil, uint64(len(m.funcs)))
+	var last int
 	for i := range m.funcs {
-		s = m.funcs[i].encode(s)
+		s, last = m.funcs[i].encode(s)
 	}
-	return appendSection(b, sectionCode, s)
+	head := len(appendULEB(append(b, sectionCode), uint64(len(s))))
+	return appendSection(b, sectionCode, s), head + last
 }
