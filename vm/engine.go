@@ -5,13 +5,13 @@ import (
 	"unsafe"
 )
 
-// RunFunc runs p from slot entry on m, whose segments are mapped, with
-// args in r1–r5, in place of the interpreter (RunAt is one). It returns r0
+// RunFunc runs p from slot entry on m, whose segments are mapped, with r1
+// and r2 (the other registers zero), in place of the interpreter. It returns r0
 // or a *Fault, and leaves the run's instruction count and final exit slot
 // in m (EndRun). Another engine, vm/jit, supplies one to RunRawWith
 // and InvokeWith, so that raw mode's memory handling and the handler ABI
 // (context, mapping, return classification) are this package's alone.
-type RunFunc func(m *Machine, p *Program, entry int, args ...uint64) (uint64, error)
+type RunFunc func(m *Machine, p *Program, entry int, r1, r2 uint64) (uint64, error)
 
 // RunRawWith is RunRaw with the run done by run.
 func (m *Machine) RunRawWith(p *Program, mem []byte, run RunFunc) (uint64, error) {
@@ -28,12 +28,13 @@ func (m *Machine) InvokeWith(p *Program, inv *Invocation, run RunFunc) (Result, 
 }
 
 // runEntry runs p at entry with the engine set by RunRawWith or
-// InvokeWith, or the interpreter.
-func (m *Machine) runEntry(p *Program, entry int, args ...uint64) (uint64, error) {
+// InvokeWith, or the interpreter. (Not variadic: a slice handed to the
+// runner would escape, and the interpreter's runs would allocate.)
+func (m *Machine) runEntry(p *Program, entry int, r1, r2 uint64) (uint64, error) {
 	if m.runner != nil {
-		return m.runner(m, p, entry, args...)
+		return m.runner(m, p, entry, r1, r2)
 	}
-	return m.RunAt(p, entry, args...)
+	return m.RunAt(p, entry, r1, r2)
 }
 
 // SegmentInfo is one segment of a machine's memory map, for engines.

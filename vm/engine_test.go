@@ -15,7 +15,7 @@ func TestEngineHooks(t *testing.T) {
 	m := vm.NewMachine(vm.Options{})
 	var sawReply, sawRequest int
 	engine := func(r0 uint64) vm.RunFunc {
-		return func(m *vm.Machine, _ *vm.Program, entry int, args ...uint64) (uint64, error) {
+		return func(m *vm.Machine, _ *vm.Program, entry int, r1, r2 uint64) (uint64, error) {
 			m.BeginRun()
 			sawRequest = len(m.Segment(vm.SegRequest).Data)
 			sawReply = len(m.Segment(vm.SegReply).Data)

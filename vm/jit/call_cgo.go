@@ -77,14 +77,21 @@ var _ = [1]struct{}{}[unsafe.Sizeof(wasmtime.Func{})-unsafe.Sizeof(funcLayout{})
 // store does (wasmtime_store_context), so that a run need not ask again.
 func storeContext(store *wasmtime.Store) unsafe.Pointer { return unsafe.Pointer(store.Context()) }
 
+// callOut is where the C side reports a failed call: kept in the
+// machine, so that a call does not allocate.
+type callOut struct {
+	failed C.int
+	msg    [256]C.char
+}
+
 // callRun calls fn, of type () -> i64, in store, whose context is ctx.
-func callRun(store *wasmtime.Store, ctx unsafe.Pointer, fn *wasmtime.Func, msg *[256]C.char) (int64, error) {
+func callRun(store *wasmtime.Store, ctx unsafe.Pointer, fn *wasmtime.Func, out *callOut) (int64, error) {
 	f := (*funcLayout)(unsafe.Pointer(fn))
-	var failed C.int
-	r := C.naam_call(ctx, C.uint64_t(f.storeID), f.priv, &failed, &msg[0], C.size_t(len(msg)))
+	msg := &out.msg
+	r := C.naam_call(ctx, C.uint64_t(f.storeID), f.priv, &out.failed, &msg[0], C.size_t(len(msg)))
 	runtime.KeepAlive(store)
 	runtime.KeepAlive(fn)
-	if failed != 0 {
+	if out.failed != 0 {
 		return 0, errors.New(C.GoString(&msg[0]))
 	}
 	return int64(r), nil

@@ -2,8 +2,6 @@
 
 package jit
 
-import "C"
-
 import (
 	"encoding/binary"
 	"errors"
@@ -103,7 +101,7 @@ type Machine struct {
 	// run as a trap.
 	helperErr   error
 	helperSteps uint64
-	msg         [256]C.char    // a trap's message, from callRun
+	out         callOut        // a failed call's report, from callRun
 	ctx         unsafe.Pointer // the store's context
 }
 
@@ -219,15 +217,12 @@ const maxLinear = 1<<32 - 1<<16
 // runOn is the vm.RunFunc of the tier: it copies the machine's mapped
 // segments into the instance's linear memory, runs, copies the writable
 // ones back and turns the outcome into r0 or a *vm.Fault.
-func (m *Machine) runOn(vmm *vm.Machine, p *vm.Program, entry int, args ...uint64) (uint64, error) {
+func (m *Machine) runOn(vmm *vm.Machine, p *vm.Program, entry int, r1, r2 uint64) (uint64, error) {
 	c := m.cur
 	vmm.BeginRun()
 	blk, ok := c.tr.dispatch[entry]
 	if !ok || entry >= c.tr.slots {
 		return 0, fmt.Errorf("jit: entry point %d is not an entry the code was compiled with", entry)
-	}
-	if len(args) > 5 {
-		return 0, fmt.Errorf("jit: %d arguments, at most 5 (r1-r5)", len(args))
 	}
 	if c.opts.Unchecked {
 		for i := range p.Regions() {
@@ -247,19 +242,15 @@ func (m *Machine) runOn(vmm *vm.Machine, p *vm.Program, entry int, args ...uint6
 	le := binary.LittleEndian
 	le.PutUint32(mem[ctlEntry:], uint32(blk))
 	le.PutUint64(mem[ctlBudget:], vmm.Budget())
-	for i := range 5 {
-		var v uint64
-		if i < len(args) {
-			v = args[i]
-		}
-		le.PutUint64(mem[ctlArgs+8*i:], v)
-	}
+	le.PutUint64(mem[ctlArgs:], r1)
+	le.PutUint64(mem[ctlArgs+8:], r2)
+	clear(mem[ctlArgs+16 : ctlArgs+40]) // r3–r5
 	le.PutUint32(mem[ctlKind:], 0)
 	if !c.opts.Unchecked {
 		clear(mem[stackBase : stackBase+vm.StackBytes]) // as the checked interpreter does
 	}
 	m.helperErr = nil
-	r0, callErr := callRun(m.store, m.ctx, in.run, &m.msg)
+	r0, callErr := callRun(m.store, m.ctx, in.run, &m.out)
 	m.unmapSegments(vmm, in, c.tr.writes)
 
 	if callErr != nil {

@@ -312,3 +312,39 @@ func TestCompileErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestNoAllocs: a run through the JIT allocates nothing, raw or under the
+// handler ABI, once the machine has its instance.
+func TestNoAllocs(t *testing.T) {
+	p := testprog.FNV1a()
+	code, err := jit.Compile(p.Insns, jit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer code.Close()
+	m, err := jit.NewMachine(vm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	mem := p.NewMem()
+	if n := testing.AllocsPerRun(100, func() { m.RunRaw(code, mem) }); n != 0 {
+		t.Errorf("RunRaw: %.1f allocations per run, want 0", n)
+	}
+	echo, err := bytecode.Assemble(handlerCases[0].src) // the echo handler
+	if err != nil {
+		t.Fatal(err)
+	}
+	echoCode, err := jit.Compile(echo, jit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer echoCode.Close()
+	inv := &vm.Invocation{Request: make([]byte, 16), Reply: make([]byte, 64)}
+	if res, err := m.Invoke(echoCode, inv); err != nil || res.R0 != 8 {
+		t.Fatalf("echo: %+v, %v", res, err)
+	}
+	if n := testing.AllocsPerRun(100, func() { m.Invoke(echoCode, inv) }); n != 0 {
+		t.Errorf("Invoke: %.1f allocations per run, want 0", n)
+	}
+}
