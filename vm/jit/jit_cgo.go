@@ -201,8 +201,8 @@ func (m *Machine) instance(c *Code) (*instance, error) {
 	// The stack's table entries never change.
 	le := binary.LittleEndian
 	le.PutUint32(in.mem[baseTable+4*int(vm.SegStack):], stackBase)
-	le.PutUint64(in.mem[sizeTable+8*int(vm.SegStack):], vm.StackBytes)
-	le.PutUint64(in.mem[wsizeTable+8*int(vm.SegStack):], vm.StackBytes)
+	le.PutUint64(in.mem[sizeTable+8*int(vm.SegStack):], vm.Addr(vm.SegStack, 0)+vm.StackBytes)
+	le.PutUint64(in.mem[wsizeTable+8*int(vm.SegStack):], vm.Addr(vm.SegStack, 0)+vm.StackBytes)
 	m.instances[c] = in
 	return in, nil
 }
@@ -326,9 +326,10 @@ func (m *Machine) mapSegments(vmm *vm.Machine, in *instance) error {
 		i, n := int(mp.seg), len(mp.orig)
 		copy(in.mem[mp.off:mp.off+n], mp.orig)
 		le.PutUint32(in.mem[baseTable+4*i:], uint32(mp.off))
-		le.PutUint64(in.mem[sizeTable+8*i:], uint64(n))
+		limit := vm.Addr(mp.seg, 0) + uint64(n) // segment<<32 + length
+		le.PutUint64(in.mem[sizeTable+8*i:], limit)
 		if mp.writable {
-			le.PutUint64(in.mem[wsizeTable+8*i:], uint64(n))
+			le.PutUint64(in.mem[wsizeTable+8*i:], limit)
 		}
 		if _, err := vmm.Map(mp.seg, in.mem[mp.off:mp.off+n:mp.off+n], mp.writable); err != nil {
 			return err

@@ -8,6 +8,14 @@ import (
 	"github.com/naam-project/naam/vm"
 )
 
+// stackProof reports whether a size-byte access at r10+off is inside the
+// stack in every frame, and for an atomic also aligned: r10 is
+// stack+4096-512k for frame k (0 to 7), so offsets from -512 to -size stay
+// within [stack+0, stack+4096), and r10 is a multiple of 512.
+func stackProof(off int16, size uint32, atomic bool) bool {
+	return off >= -vm.StackSize && int(off) <= -int(size) && (!atomic || int(off)%int(size) == 0)
+}
+
 func sizeOf(raw byte) uint32 {
 	return [4]uint32{4, 2, 1, 8}[(raw>>3)&3]
 }
@@ -17,9 +25,11 @@ func sizeOf(raw byte) uint32 {
 // a write to a read-only one, faults at slot first.
 func (t *translator) hostAddr(base asm.Register, off int16, size uint32, write bool, op int32, slot int) {
 	c := &t.c
-	if !t.checked && base == asm.R10 {
+	if base == asm.R10 && (!t.checked || stackProof(off, size, op == infoAtomic)) {
 		// r10 is never written (bytecode.Validate), so it always points into
-		// the stack: no segment lookup.
+		// the stack, at the top of the current frame: no segment lookup.
+		// Checked code takes this path only where no frame can fault
+		// (stackProof), which no verifier needs to prove.
 		c.get(10)
 		c.op(opI32WrapI64)
 		c.i32(int32(stackBase) + int32(off))
@@ -59,12 +69,14 @@ func (t *translator) hostAddr(base asm.Register, off int16, size uint32, write b
 	c.op(opSelect)
 	c.op(opI32WrapI64)
 	c.set(lH)
-	// (a & 0xffffffff) + size > table[idx]: fault
+	// a + size - 1 >= limit[idx] (segment<<32 + its length; 0 where the
+	// access cannot be made): fault. For idx 256 the limit is 0 and any
+	// sum, wrapped or not, faults.
 	c.get(lA)
-	c.i64(0xffffffff)
-	c.op(opI64And)
-	c.i64(int64(size))
-	c.op(opI64Add)
+	if size > 1 {
+		c.i64(int64(size - 1))
+		c.op(opI64Add)
+	}
 	c.get(lH)
 	c.i32(3)
 	c.op(opI32Shl)
@@ -73,7 +85,7 @@ func (t *translator) hostAddr(base asm.Register, off int16, size uint32, write b
 		table = wsizeTable
 	}
 	c.mem(opI64Load, 3, table)
-	c.op(opI64GtU)
+	c.op(opI64GeU)
 	c.op(opIf, blockTypeEmpty)
 	t.faultWith(statusMem, slot, true, int32(size)|int32(b2i(write))<<8|op<<9)
 	c.op(opEnd)

@@ -23,8 +23,8 @@ const (
 	ctlSteps  = 88 // u64: instructions executed
 
 	baseTable  = 256  // 257 × u32: host (linear) base of each segment
-	sizeTable  = 2048 // 257 × u64: readable bytes of each segment (0: unmapped)
-	wsizeTable = 4608 // 257 × u64: writable bytes (0: unmapped or read-only)
+	sizeTable  = 2048 // 257 × u64: read limit, segment<<32 + length (0: unmapped)
+	wsizeTable = 4608 // 257 × u64: write limit (0: unmapped or read-only)
 	frameArea  = 7168 // 8 × frameBytes: local-call frames
 	frameBytes = 48   // return block (u32, padded), r6–r10
 	stackBase  = 8192 // vm.StackBytes of stack
