@@ -199,10 +199,7 @@ func (m *Machine) instance(c *Code) (*instance, error) {
 	}
 	in.mem = in.memory.UnsafeData(m.store)
 	// The stack's table entries never change.
-	le := binary.LittleEndian
-	le.PutUint32(in.mem[baseTable+4*int(vm.SegStack):], stackBase)
-	le.PutUint64(in.mem[sizeTable+8*int(vm.SegStack):], vm.Addr(vm.SegStack, 0)+vm.StackBytes)
-	le.PutUint64(in.mem[wsizeTable+8*int(vm.SegStack):], vm.Addr(vm.SegStack, 0)+vm.StackBytes)
+	setLimits(in.mem, vm.SegStack, stackBase, vm.StackBytes, true)
 	m.instances[c] = in
 	return in, nil
 }
@@ -295,12 +292,8 @@ func (m *Machine) runOn(vmm *vm.Machine, p *vm.Program, entry int, r1, r2 uint64
 // memory, fills the segment tables, and maps the copies into vmm so that
 // helpers work on them.
 func (m *Machine) mapSegments(vmm *vm.Machine, in *instance) error {
-	le := binary.LittleEndian
 	for _, mp := range in.mapped {
-		i := int(mp.seg)
-		le.PutUint32(in.mem[baseTable+4*i:], 0)
-		le.PutUint64(in.mem[sizeTable+8*i:], 0)
-		le.PutUint64(in.mem[wsizeTable+8*i:], 0)
+		setLimits(in.mem, mp.seg, 0, 0, false)
 	}
 	in.mapped = in.mapped[:0]
 	off := dynBase
@@ -323,19 +316,33 @@ func (m *Machine) mapSegments(vmm *vm.Machine, in *instance) error {
 		in.mem = in.memory.UnsafeData(m.store)
 	}
 	for _, mp := range in.mapped {
-		i, n := int(mp.seg), len(mp.orig)
+		n := len(mp.orig)
 		copy(in.mem[mp.off:mp.off+n], mp.orig)
-		le.PutUint32(in.mem[baseTable+4*i:], uint32(mp.off))
-		limit := vm.Addr(mp.seg, 0) + uint64(n) // segment<<32 + length
-		le.PutUint64(in.mem[sizeTable+8*i:], limit)
-		if mp.writable {
-			le.PutUint64(in.mem[wsizeTable+8*i:], limit)
-		}
+		setLimits(in.mem, mp.seg, mp.off, n, mp.writable)
 		if _, err := vmm.Map(mp.seg, in.mem[mp.off:mp.off+n:mp.off+n], mp.writable); err != nil {
 			return err
 		}
 	}
 	return vmm.MapStack(in.mem[stackBase : stackBase+vm.StackBytes : stackBase+vm.StackBytes])
+}
+
+// setLimits fills seg's entries of the base and limit tables for n bytes
+// at linear offset off (n = 0: unmapped).
+func setLimits(mem []byte, seg vm.Segment, off, n int, writable bool) {
+	le := binary.LittleEndian
+	le.PutUint32(mem[baseTable+4*int(seg):], uint32(off))
+	for _, size := range []uint32{1, 2, 4, 8} {
+		var limit uint64
+		if n > 0 {
+			// Segment numbers are at least 1 here, so this is positive.
+			limit = vm.Addr(seg, 0) + uint64(n) - uint64(size-1)
+		}
+		le.PutUint64(mem[limitTable(size, false)+8*uint32(seg):], limit)
+		if !writable {
+			limit = 0
+		}
+		le.PutUint64(mem[limitTable(size, true)+8*uint32(seg):], limit)
+	}
 }
 
 // unmapSegments copies the writable segments back, if the code can write

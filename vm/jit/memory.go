@@ -57,34 +57,21 @@ func (t *translator) hostAddr(base asm.Register, off int16, size uint32, write b
 		c.op(opI32Add)
 		return
 	}
-	// idx = min(a >> 32, 256)
+	// idx = (a >> 32) & 255; a >= limit[idx]: fault. An address of
+	// segment 256 or more is at least 2^40, above every limit, and so is
+	// one near 2^64, where a + size would wrap: no clamp, no addition.
 	c.get(lA)
 	c.i64(32)
 	c.op(opI64ShrU)
-	c.tee(lT)
-	c.i64(256)
-	c.get(lT)
-	c.i64(256)
-	c.op(opI64LtU)
-	c.op(opSelect)
 	c.op(opI32WrapI64)
+	c.i32(255)
+	c.op(opI32And)
 	c.set(lH)
-	// a + size - 1 >= limit[idx] (segment<<32 + its length; 0 where the
-	// access cannot be made): fault. For idx 256 the limit is 0 and any
-	// sum, wrapped or not, faults.
 	c.get(lA)
-	if size > 1 {
-		c.i64(int64(size - 1))
-		c.op(opI64Add)
-	}
 	c.get(lH)
 	c.i32(3)
 	c.op(opI32Shl)
-	table := uint32(sizeTable)
-	if write {
-		table = wsizeTable
-	}
-	c.mem(opI64Load, 3, table)
+	c.mem(opI64Load, 3, limitTable(size, write))
 	c.op(opI64GeU)
 	c.op(opIf, blockTypeEmpty)
 	t.faultWith(statusMem, slot, true, int32(size)|int32(b2i(write))<<8|op<<9)

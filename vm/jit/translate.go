@@ -22,19 +22,36 @@ const (
 	ctlInfo   = 80 // u32: size | write<<8 | op<<9 of a memory fault
 	ctlSteps  = 88 // u64: instructions executed
 
-	baseTable  = 256  // 257 × u32: host (linear) base of each segment
-	sizeTable  = 2048 // 257 × u64: read limit, segment<<32 + length (0: unmapped)
-	wsizeTable = 4608 // 257 × u64: write limit (0: unmapped or read-only)
-	frameArea  = 7168 // 8 × frameBytes: local-call frames
+	baseTable  = 256  // 256 × u32: host (linear) base of each segment
+	frameArea  = 1536 // 8 × frameBytes: local-call frames
 	frameBytes = 48   // return block (u32, padded), r6–r10
-	stackBase  = 8192 // vm.StackBytes of stack
-	ctxBase    = stackBase + vm.StackBytes
-	dynBase    = 16384
-
-	// tableEntries covers segments 0–255 and entry 256, always unmapped,
-	// where an address whose high half is 256 or more is looked up.
-	tableEntries = 257
+	// limitTables holds 8 tables of 256 × u64, one per access size (1, 2,
+	// 4, 8) for reads, then for writes: segment<<32 + length - (size-1),
+	// the first address at which such an access no longer fits, or 0 where
+	// it cannot be made at all (unmapped; read-only for writes).
+	limitTables = 2048
+	limitBytes  = 256 * 8
+	stackBase   = limitTables + 8*limitBytes // vm.StackBytes of stack
+	dynBase     = stackBase + vm.StackBytes
 )
+
+// limitTable returns the offset of the limit table for size-byte reads or
+// writes.
+func limitTable(size uint32, write bool) uint32 {
+	var i uint32
+	switch size {
+	case 2:
+		i = 1
+	case 4:
+		i = 2
+	case 8:
+		i = 3
+	}
+	if write {
+		i += 4
+	}
+	return limitTables + i*limitBytes
+}
 
 // Fault statuses in ctlKind besides vm.FaultKind values.
 const (
