@@ -233,6 +233,7 @@ func (m *Machine) runOn(vmm *vm.Machine, p *vm.Program, entry int, r1, r2 uint64
 		return 0, err
 	}
 	if err := m.mapSegments(vmm, in); err != nil {
+		m.unmapSegments(vmm, in, false) // nothing ran: restore the maps, copy nothing back
 		return 0, err
 	}
 	mem := in.mem
