@@ -331,7 +331,7 @@ func (m *Machine) mapSegments(vmm *vm.Machine, in *instance) error {
 // at linear offset off (n = 0: unmapped).
 func setLimits(mem []byte, seg vm.Segment, off, n int, writable bool) {
 	le := binary.LittleEndian
-	le.PutUint32(mem[baseTable+4*int(seg):], uint32(off))
+	le.PutUint32(mem[baseTable+8*int(seg):], uint32(off))
 	for _, size := range []uint32{1, 2, 4, 8} {
 		var limit uint64
 		if n > 0 {

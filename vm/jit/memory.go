@@ -42,35 +42,28 @@ func (t *translator) hostAddr(base asm.Register, off int16, size uint32, write b
 		c.op(opI64Add)
 	}
 	c.set(lA)
+	// lH = segment×8 = (a >> 29) & 0x7f8, the index into the base and
+	// limit tables, for segments 0–255 (higher ones wrap; see below).
+	c.get(lA)
+	c.i64(29)
+	c.op(opI64ShrU)
+	c.op(opI32WrapI64)
+	c.i32(0x7f8)
+	c.op(opI32And)
+	c.set(lH)
 	if !t.checked {
-		c.get(lA)
-		c.i64(32)
-		c.op(opI64ShrU)
-		c.op(opI32WrapI64)
-		c.i32(255)
-		c.op(opI32And)
-		c.i32(2)
-		c.op(opI32Shl)
+		c.get(lH)
 		c.mem(opI32Load, 2, baseTable)
 		c.get(lA)
 		c.op(opI32WrapI64)
 		c.op(opI32Add)
 		return
 	}
-	// idx = (a >> 32) & 255; a >= limit[idx]: fault. An address of
-	// segment 256 or more is at least 2^40, above every limit, and so is
-	// one near 2^64, where a + size would wrap: no clamp, no addition.
-	c.get(lA)
-	c.i64(32)
-	c.op(opI64ShrU)
-	c.op(opI32WrapI64)
-	c.i32(255)
-	c.op(opI32And)
-	c.set(lH)
+	// a >= limit[segment & 255]: fault. An address of segment 256 or more
+	// is at least 2^40, above every limit, and so is one near 2^64, where
+	// a + size would wrap: no clamp, no addition.
 	c.get(lA)
 	c.get(lH)
-	c.i32(3)
-	c.op(opI32Shl)
 	c.mem(opI64Load, 3, limitTable(size, write))
 	c.op(opI64GeU)
 	c.op(opIf, blockTypeEmpty)
@@ -87,8 +80,6 @@ func (t *translator) hostAddr(base asm.Register, off int16, size uint32, write b
 		c.op(opEnd)
 	}
 	c.get(lH)
-	c.i32(2)
-	c.op(opI32Shl)
 	c.mem(opI32Load, 2, baseTable)
 	c.get(lA)
 	c.op(opI32WrapI64)

@@ -22,14 +22,17 @@ const (
 	ctlInfo   = 80 // u32: size | write<<8 | op<<9 of a memory fault
 	ctlSteps  = 88 // u64: instructions executed
 
-	baseTable  = 256  // 256 × u32: host (linear) base of each segment
-	frameArea  = 1536 // 8 × frameBytes: local-call frames
-	frameBytes = 48   // return block (u32, padded), r6–r10
+	frameArea  = 256 // 8 × frameBytes: local-call frames
+	frameBytes = 48  // return block (u32, padded), r6–r10
+	// baseTable holds the host (linear) base of each segment, a u32 every
+	// 8 bytes, so that one index, segment×8 = (a >> 29) & 0x7f8, serves it
+	// and the limit tables.
+	baseTable = 1024
 	// limitTables holds 8 tables of 256 × u64, one per access size (1, 2,
 	// 4, 8) for reads, then for writes: segment<<32 + length - (size-1),
 	// the first address at which such an access no longer fits, or 0 where
 	// it cannot be made at all (unmapped; read-only for writes).
-	limitTables = 2048
+	limitTables = 4096
 	limitBytes  = 256 * 8
 	stackBase   = limitTables + 8*limitBytes // vm.StackBytes of stack
 	dynBase     = stackBase + vm.StackBytes
