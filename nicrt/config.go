@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/naam-project/naam/verifier"
+	"github.com/naam-project/naam/vm/jit"
 )
 
 // Config describes the modelled DPU and the runtime's policies. It is a
@@ -70,6 +71,14 @@ type Config struct {
 	// HostUnchecked runs host cores in the VM's unchecked mode too. By
 	// default they are checked: the host is where a mistake would hurt.
 	HostUnchecked bool
+	// Tier is how host cores execute bytecode: TierInterp (default), TierJIT
+	// (vm/jit, eBPF → Wasm → machine code; New fails without cgo) or
+	// TierAuto (the JIT for a handler once it has run JITHotRuns times,
+	// the interpreter before that and wherever the JIT is unavailable).
+	// NIC cores always interpret. Handlers that write a region stay in the
+	// interpreter: the JIT copies regions into its linear memory for a
+	// run, which other cores' atomics would not see (spec/jit.md).
+	Tier Tier
 
 	// SpillThreshold: when the steered NIC core already has this many
 	// requests queued, the request goes to a host core instead. Default
@@ -89,6 +98,30 @@ type Config struct {
 	Trace io.Writer
 	// Seed seeds the random helper (core i uses PCG(Seed, i)).
 	Seed uint64
+}
+
+// Tier is an execution tier of the host cores.
+type Tier uint8
+
+const (
+	TierInterp Tier = iota // the interpreter
+	TierJIT                // the JIT for every eligible run
+	TierAuto               // the JIT for eligible runs of hot handlers
+)
+
+// JITHotRuns is how many runs make a handler hot for TierAuto.
+const JITHotRuns = 64
+
+func (t Tier) String() string {
+	switch t {
+	case TierInterp:
+		return "interp"
+	case TierJIT:
+		return "jit"
+	case TierAuto:
+		return "auto"
+	}
+	return fmt.Sprintf("Tier(%d)", uint8(t))
 }
 
 // Steering is how a request is mapped to a NIC core.
@@ -156,6 +189,10 @@ func (c Config) validate() error {
 		return fmt.Errorf("nicrt: config: unknown steering %d", c.Steering)
 	case c.NICBudget > c.HostBudget:
 		return fmt.Errorf("nicrt: config: NICBudget %d exceeds HostBudget %d", c.NICBudget, c.HostBudget)
+	case c.Tier > TierAuto:
+		return fmt.Errorf("nicrt: config: unknown tier %d", c.Tier)
+	case c.Tier == TierJIT && jit.Available() != nil:
+		return fmt.Errorf("nicrt: config: Tier jit: %v", jit.Available())
 	}
 	return nil
 }

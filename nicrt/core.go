@@ -9,8 +9,10 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/cilium/ebpf/asm"
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/vm"
+	"github.com/naam-project/naam/vm/jit"
 )
 
 // task is one queued message.
@@ -42,6 +44,15 @@ type core struct {
 	reply  []byte        // the reply buffer: MaxReply bytes, 8-byte aligned
 	env    coreEnv
 	ctr    coreCounters
+	jit    *coreJIT // host cores with Config.Tier jit or auto; nil otherwise
+}
+
+// coreJIT is a host core's JIT tier: its machine (nil where the tier is
+// unavailable) and the node's cache of compiled programs, shared by the
+// host cores.
+type coreJIT struct {
+	m     *jit.Machine
+	cache *jit.Cache
 }
 
 type coreCounters struct {
@@ -51,6 +62,7 @@ type coreCounters struct {
 	sends, sendsRefused, forwards, traces   atomic.Uint64
 	dmaReads, dmaWrites, dmaBytes, dmaNanos atomic.Uint64
 	localHits, modelNanos, busyNanos        atomic.Uint64
+	jitRuns, jitFallbacks                   atomic.Uint64
 	requestBytes, replyBytes                atomic.Uint64
 }
 
@@ -90,6 +102,13 @@ func newCore(n *NIC, id int, host bool) *core {
 		opts.Budget, opts.Unchecked = n.cfg.HostBudget, n.cfg.HostUnchecked
 	}
 	c.m = vm.NewMachine(opts)
+	if host && n.cfg.Tier != TierInterp {
+		c.jit = &coreJIT{cache: &jit.Cache{}}
+		if len(n.host) > 0 { // host cores are made in order; the first owns the cache
+			c.jit.cache = n.host[0].jit.cache
+		}
+		c.jit.m, _ = jit.NewMachine(opts) // nil without cgo: TierAuto falls back (counted)
+	}
 	return c
 }
 
@@ -211,7 +230,37 @@ func (c *core) runVM(h *handler) (res vm.Result, err error) {
 			res, err = vm.Result{}, &vm.Fault{Kind: vm.FaultInternal, Err: fmt.Errorf("%v", p)}
 		}
 	}()
+	if code := c.jitCode(h); code != nil {
+		c.ctr.jitRuns.Add(1)
+		return c.jit.m.Invoke(code, &c.inv)
+	}
 	return c.m.Invoke(h.prog.vm, &c.inv)
+}
+
+// jitCode returns h's compiled code when this run goes to the JIT tier,
+// or nil for the interpreter. A run the tier setting wanted in the JIT
+// but that cannot go there (no cgo, a handler that writes a region, a
+// compile error) is counted as a JIT fallback. TierJIT compiles on the
+// first run and waits for it; TierAuto compiles in the background and
+// interprets (uncounted) until the code is ready.
+func (c *core) jitCode(h *handler) *jit.Code {
+	if c.jit == nil || c.n.cfg.Tier == TierAuto && h.ctr.runs.Load() < JITHotRuns {
+		return nil
+	}
+	p := h.prog
+	if c.jit.m == nil || p.Report == nil || len(p.Report.RegionsWritten) > 0 {
+		c.ctr.jitFallbacks.Add(1)
+		return nil
+	}
+	get := c.jit.cache.Get
+	if c.n.cfg.Tier == TierAuto {
+		get = c.jit.cache.Ready // interpret while it compiles
+	}
+	code, err := get(p, c.n.cfg.HostUnchecked, p.jitLoad)
+	if err != nil {
+		c.ctr.jitFallbacks.Add(1)
+	}
+	return code
 }
 
 // account adds a finished run to the core's and the handler's counters.
@@ -327,4 +376,14 @@ func (e *coreEnv) Forward(node uint64, handler uint32) error {
 	}
 	e.c.ctr.forwards.Add(1)
 	return nil
+}
+
+// jitLoad is what the JIT cache compiles for p: its instructions and
+// every handler's entry.
+func (p *Program) jitLoad() (asm.Instructions, []int, error) {
+	entries := make([]int, len(p.handlers))
+	for i, h := range p.handlers {
+		entries[i] = h.entry
+	}
+	return p.vm.Insns(), entries, nil
 }

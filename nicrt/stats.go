@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/naam-project/naam/vm/jit"
 )
 
 // NumStatus is the number of Status values: the length of Stats.Rejected.
@@ -37,6 +39,11 @@ type Counters struct {
 	LocalHits  uint64 // region touches on the core's own side: nicmem for a NIC core, host memory for a host core
 	ModelNanos uint64 // modelled service time
 	BusyNanos  uint64 // real time spent running (this machine)
+
+	// The host JIT tier (Config.Tier): runs through it, and runs the tier
+	// setting wanted there that went to the interpreter (no cgo, a handler
+	// that writes a region, a compile error).
+	JITRuns, JITFallbacks uint64
 }
 
 func (c *Counters) add(o Counters) {
@@ -63,6 +70,8 @@ func (c *Counters) add(o Counters) {
 	c.LocalHits += o.LocalHits
 	c.ModelNanos += o.ModelNanos
 	c.BusyNanos += o.BusyNanos
+	c.JITRuns += o.JITRuns
+	c.JITFallbacks += o.JITFallbacks
 }
 
 // CoreStats is one core.
@@ -107,6 +116,9 @@ type Stats struct {
 	NIC  Counters // the sum over NIC cores: NIC.Cycles are the modelled NIC cycles, NIC.LocalHits the nicmem hits
 	Host Counters // the sum over host cores
 
+	// JIT is the host JIT tier's cache: compilations and their time.
+	JIT jit.CacheStats
+
 	Cores    []CoreStats    // NIC cores first, then host cores
 	Handlers []HandlerStats // by id: verbs first
 }
@@ -142,6 +154,9 @@ func (n *NIC) Stats() Stats {
 		} else {
 			s.NIC.add(cs.Counters)
 		}
+	}
+	if len(n.host) > 0 && n.host[0].jit != nil {
+		s.JIT = n.host[0].jit.cache.Stats()
 	}
 	n.handlers.each(func(_ uint32, h *handler) { s.Handlers = append(s.Handlers, h.stats()) })
 	sort.Slice(s.Handlers, func(i, j int) bool { return s.Handlers[i].ID < s.Handlers[j].ID })
@@ -186,6 +201,7 @@ func (c *coreCounters) snapshot() Counters {
 	s.DMAReads, s.DMAWrites, s.DMABytes, s.DMANanos = c.dmaReads.Load(), c.dmaWrites.Load(), c.dmaBytes.Load(), c.dmaNanos.Load()
 	s.LocalHits, s.ModelNanos, s.BusyNanos = c.localHits.Load(), c.modelNanos.Load(), c.busyNanos.Load()
 	s.RequestBytes, s.ReplyBytes = c.requestBytes.Load(), c.replyBytes.Load()
+	s.JITRuns, s.JITFallbacks = c.jitRuns.Load(), c.jitFallbacks.Load()
 	return s
 }
 
@@ -246,6 +262,7 @@ func (c Counters) each(prefix string, add func(string, uint64)) {
 		{"forwards", c.Forwards}, {"traces", c.Traces}, {"request_bytes", c.RequestBytes}, {"reply_bytes", c.ReplyBytes},
 		{"cycles", c.Cycles}, {"dma_reads", c.DMAReads}, {"dma_writes", c.DMAWrites}, {"dma_bytes", c.DMABytes},
 		{"dma_nanos", c.DMANanos}, {"local_hits", c.LocalHits}, {"model_nanos", c.ModelNanos}, {"busy_nanos", c.BusyNanos},
+		{"jit_runs", c.JITRuns}, {"jit_fallbacks", c.JITFallbacks},
 	} {
 		add(prefix+f.name, f.v)
 	}

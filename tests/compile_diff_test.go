@@ -18,6 +18,7 @@ import (
 	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/verifier"
 	"github.com/naam-project/naam/vm"
+	"github.com/naam-project/naam/vm/jit"
 )
 
 // The compile-and-run differential: random programs (internal/naamgen)
@@ -150,6 +151,19 @@ func diffProgram(t *testing.T, seed uint64, st *diffStats) bool {
 	if err != nil {
 		t.Fatalf("seed %d: %v", seed, err)
 	}
+	// Every run goes through the JIT tier too (checked), which must do
+	// what the VM did.
+	var code *jit.Code
+	if jit.Available() == nil {
+		var entries []int
+		for _, h := range obj.Handlers {
+			entries = append(entries, h.Entry)
+		}
+		if code, err = jit.Compile(insns, jit.Options{Entries: entries}); err != nil {
+			t.Fatalf("seed %d: jit: %v", seed, err)
+		}
+		defer code.Close()
+	}
 
 	r := rand.New(rand.NewPCG(seed, 1))
 	for h, hd := range p.Handlers {
@@ -157,6 +171,9 @@ func diffProgram(t *testing.T, seed uint64, st *diffStats) bool {
 			in := naamgen.Inputs(r, p, h)
 			st.runs++
 			kind, msg := diffRun(info, obj, prog, hd.Name, in, seed*100+uint64(k))
+			if msg == "" && code != nil {
+				msg = diffJIT(obj, prog, code, hd.Name, in, seed*100+uint64(k))
+			}
 			if msg != "" {
 				st.mismatches++
 				t.Errorf("seed %d, handler %s: %s\ninput: request % x\n       reply buffer %d bytes, src_node %d, tenant %d, request_id %d\n%s%s",
@@ -259,6 +276,55 @@ func diffRun(info *lang.Info, obj *bytecode.Object, prog *vm.Program, handler st
 		return kind, fmt.Sprintf("both %s, but the traces differ:\n  evaluator: % x\n  compiled:  % x", evalDesc, evalTrace.Bytes(), vmTrace.Bytes())
 	}
 	return kind, ""
+}
+
+// diffJIT runs one input in the checked interpreter and in the checked
+// JIT tier and describes any difference: outcome, reply, fault text,
+// instruction count, regions, sends, forwards and traces.
+func diffJIT(obj *bytecode.Object, prog *vm.Program, code *jit.Code, handler string, in naamgen.Input, envSeed uint64) string {
+	var hd *bytecode.Handler
+	for i := range obj.Handlers {
+		if obj.Handlers[i].Name == handler {
+			hd = &obj.Handlers[i]
+		}
+	}
+	run := func(useJIT bool) string {
+		var trace bytes.Buffer
+		env := vm.NewLocalEnv(envSeed, &trace)
+		inv := &vm.Invocation{
+			Entry: hd.Entry, Handler: hd.ID, SrcNode: in.SrcNode, Tenant: in.Tenant, RequestID: in.RequestID,
+			Request: bytes.Clone(in.Request), Reply: aligned(in.ReplySize),
+		}
+		for i, reg := range obj.Regions {
+			b := aligned(len(in.Regions[i]))
+			copy(b, in.Regions[i])
+			inv.Regions = append(inv.Regions, vm.RegionMem{Data: b, Writable: reg.Writable})
+		}
+		opts := vm.Options{Helpers: vm.ABIHelpers(env)}
+		var res vm.Result
+		var err error
+		if useJIT {
+			// The machine's helpers are its own: a fresh one per run keeps
+			// the env of this run.
+			m, merr := jit.NewMachine(opts)
+			if merr != nil {
+				return merr.Error()
+			}
+			defer m.Close()
+			res, err = m.Invoke(code, inv)
+		} else {
+			res, err = vm.NewMachine(opts).Invoke(prog, inv)
+		}
+		out := fmt.Sprintf("r0 %d %v reply % x code %d insns %d err %v forward %v", res.R0, res.Outcome, res.Reply, res.Code, res.Insns, err, res.Forward)
+		for _, r := range inv.Regions {
+			out += fmt.Sprintf(" region % x", r.Data)
+		}
+		return out + fmt.Sprintf(" sent %v forwards %v trace % x", env.Sent, env.Forwards, trace.Bytes())
+	}
+	if got, want := run(true), run(false); got != want {
+		return fmt.Sprintf("the JIT tier differs from the interpreter:\n  jit:    %s\n  interp: %s", got, want)
+	}
+	return ""
 }
 
 func sameMessages(a, b []vm.Message) bool {

@@ -21,6 +21,7 @@ import (
 	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/verifier"
 	"github.com/naam-project/naam/vm"
+	"github.com/naam-project/naam/vm/jit"
 )
 
 // The execution corpus: every program in testdata/corpus is compiled,
@@ -180,7 +181,51 @@ func runCorpusProgram(t *testing.T, p corpusProgram) {
 			r := &corpusRun{t: t, p: p, eng: vmEngine(b, m)}
 			r.run()
 		})
+		t.Run("jit-"+name, func(t *testing.T) {
+			if err := jit.Available(); err != nil {
+				t.Skip(err)
+			}
+			r := &corpusRun{t: t, p: p, eng: jitEngine(t, b, unchecked)}
+			r.run()
+		})
 	}
+}
+
+// jitEngine runs b through the JIT tier, compiled with every handler's
+// entry, checked or (the verifier accepted b) unchecked.
+func jitEngine(t *testing.T, b *corpusBuild, unchecked bool) corpusEngine {
+	insns, err := b.obj.Insns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []int
+	for _, h := range b.obj.Handlers {
+		entries = append(entries, h.Entry)
+	}
+	code, err := jit.Compile(insns, jit.Options{Unchecked: unchecked, Entries: entries})
+	if err != nil {
+		t.Fatalf("jit: %v", err)
+	}
+	m, err := jit.NewMachine(vm.Options{Helpers: vm.ABIHelpers(vm.NewLocalEnv(1, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := vmEngine(b, m.VM())
+	mems := make([]vm.RegionMem, len(e.regions))
+	for i, r := range b.obj.Regions {
+		mems[i] = vm.RegionMem{Data: e.regions[i], Writable: r.Writable}
+	}
+	e.invoke = func(hi int, req []byte, replySize int) (vm.Result, error) {
+		oh := b.obj.Handlers[hi]
+		return m.Invoke(code, &vm.Invocation{
+			Entry:   oh.Entry,
+			Handler: oh.ID,
+			Request: req,
+			Reply:   alignedBytes(replySize),
+			Regions: mems,
+		})
+	}
+	return e
 }
 
 // checkCorpusLayout compares the object's region table and handler

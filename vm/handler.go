@@ -86,7 +86,7 @@ func (m *Machine) Invoke(p *Program, inv *Invocation) (Result, error) {
 	err := m.mapInvocation(p, inv)
 	var raw uint64
 	if err == nil {
-		raw, err = m.RunAt(p, inv.Entry, Addr(SegContext, 0))
+		raw, err = m.runEntry(p, inv.Entry, Addr(SegContext, 0), 0)
 	}
 	m.unmapInvocation(p, inv)
 	if err != nil {

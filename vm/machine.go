@@ -76,6 +76,12 @@ type Machine struct {
 	// aligned is RunRaw's copy of memory whose base is not 8-byte aligned,
 	// kept so that such runs do not allocate each time.
 	aligned []uint64
+	// runner, when set by RunRawWith or InvokeWith, runs in place of the
+	// interpreter.
+	runner RunFunc
+	// mappedLimit is above every segment Map has ever mapped, so engines
+	// need not scan all 256 (MappedLimit).
+	mappedLimit Segment
 }
 
 // NewMachine returns a machine with an empty memory map but for its stack.
@@ -114,7 +120,7 @@ func (m *Machine) RunRaw(p *Program, mem []byte) (uint64, error) {
 	if len(mem) == 0 {
 		addr = 0
 	}
-	r0, err := m.Run(p, addr, uint64(len(mem)))
+	r0, err := m.runEntry(p, 0, addr, uint64(len(mem)))
 	m.Unmap(SegRequest)
 	if copied {
 		copy(mem, seg)

@@ -100,6 +100,7 @@ func (m *Machine) Map(seg Segment, data []byte, writable bool) (uint64, error) {
 		return 0, fmt.Errorf("vm: writable segment %s must start on an 8-byte boundary (atomics), not at host address %#x", seg, base)
 	}
 	s := &m.segs[seg]
+	m.mappedLimit = max(m.mappedLimit, seg+1)
 	if len(data) == 0 {
 		*s = segment{}
 	} else {

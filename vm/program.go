@@ -13,6 +13,7 @@ type Program struct {
 	code    []insn // one entry per slot, plus a trailing fell-off sentinel
 	slots   int
 	regions int // regions the program addresses (highest index + 1)
+	insns   asm.Instructions
 }
 
 // insn is the interpreter's form of one slot: 16 bytes, with the jump
@@ -27,6 +28,10 @@ type insn struct {
 
 // Slots returns the program's length in instruction slots.
 func (p *Program) Slots() int { return p.slots }
+
+// Insns returns the instructions the program was loaded from (another
+// engine, vm/jit, compiles them); the caller must not modify them.
+func (p *Program) Insns() asm.Instructions { return p.insns }
 
 // Regions returns how many region segments the program addresses.
 func (p *Program) Regions() int { return p.regions }
@@ -46,7 +51,7 @@ func Load(insns asm.Instructions) (*Program, error) {
 		return nil, err
 	}
 	offsets, total := bytecode.Slots(insns)
-	p := &Program{code: make([]insn, total+1), slots: total}
+	p := &Program{code: make([]insn, total+1), slots: total, insns: insns}
 	for i := range insns {
 		slot := offsets[i]
 		if err := p.translate(&insns[i], slot); err != nil {

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/naam-project/naam/vm/jit"
 )
 
 func TestMain(m *testing.M) {
@@ -16,5 +19,14 @@ func TestMain(m *testing.M) {
 // TestScripts runs the CLI scripts in testdata/script: each is a txtar
 // archive of files and naamc invocations with their expected output.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{Dir: "testdata/script"})
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		// [jit]: this build has the JIT tier (cgo).
+		Condition: func(cond string) (bool, error) {
+			if cond == "jit" {
+				return jit.Available() == nil, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+	})
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/vm"
+	"github.com/naam-project/naam/vm/jit"
 )
 
 func newVMCmd() *cobra.Command {
@@ -24,7 +25,7 @@ func newVMCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "vm [--mem FILE | --mem-hex HEX] [--tier interp|jit] [--bench N] PROGRAM",
-		Short: "Run a raw eBPF program in the interpreter",
+		Short: "Run a raw eBPF program in the interpreter or the JIT tier",
 		Long: `vm runs PROGRAM in raw mode, unverified, with bounds-checked memory: r1 points
 to the memory given by --mem or --mem-hex (read-write), r2 holds its length.
 PROGRAM is a file of little-endian 8-byte instruction slots, or eBPF text
@@ -35,7 +36,13 @@ The last line of stdout is r0 as 0x...; exit status 0. A fault (out-of-bounds
 access, budget exhausted, ...) exits 1 with the reason on stderr.
 
 With --bench N the program runs N times on the same memory after one
-checked run, and the last line is "ns/run: X" (after insns/run and ns/insn).`,
+checked run, and the last line is "ns/run: X" (after insns/run and ns/insn,
+and compile-us with --tier jit).
+
+--tier jit translates the program to WebAssembly and runs it as machine code
+(wasmtime); the program is unverified, so every access stays checked and
+faults name the same instruction and address as the interpreter's. It needs
+a build with cgo.`,
 		Example: `  naamc vm prog.s
   naamc vm --mem-hex "00 00 00 01 00 00 00 02" prog.bin
   naamc vm --mem packet.bin --bench 100000 prog.s`,
@@ -47,7 +54,9 @@ checked run, and the last line is "ns/run: X" (after insns/run and ns/insn).`,
 			switch tier {
 			case "interp":
 			case "jit":
-				return &exitError{code: exitTool, msg: "--tier jit: the JIT tier is not built yet; use --tier interp"}
+				if err := jit.Available(); err != nil {
+					return &exitError{code: exitTool, msg: "--tier jit: " + err.Error()}
+				}
 			default:
 				return &exitError{code: exitTool, msg: fmt.Sprintf("--tier %q: want interp or jit", tier)}
 			}
@@ -62,12 +71,11 @@ checked run, and the last line is "ns/run: X" (after insns/run and ns/insn).`,
 			if err != nil {
 				return err
 			}
-			p, err := vm.Load(insns)
+			run, executed, compileTime, err := rawRunner(tier, insns, vm.Options{Budget: budget, Helpers: vm.RawHelpers()})
 			if err != nil {
 				return rejected(cmd, args[0]+": ", err)
 			}
-			m := vm.NewMachine(vm.Options{Budget: budget, Helpers: vm.RawHelpers()})
-			r0, err := m.RunRaw(p, mem)
+			r0, err := run(mem)
 			if err != nil {
 				return &exitError{code: exitRejected, msg: err.Error()}
 			}
@@ -76,15 +84,18 @@ checked run, and the last line is "ns/run: X" (after insns/run and ns/insn).`,
 				fmt.Fprintf(out, "%#x\n", r0)
 				return nil
 			}
-			insnsPerRun := m.Executed()
+			insnsPerRun := executed()
 			start := time.Now()
 			for range bench {
-				if _, err := m.RunRaw(p, mem); err != nil {
+				if _, err := run(mem); err != nil {
 					return &exitError{code: exitRejected, msg: err.Error()}
 				}
 			}
 			nsPerRun := float64(time.Since(start).Nanoseconds()) / float64(bench)
 			fmt.Fprintf(out, "%#x\n", r0)
+			if tier == "jit" {
+				fmt.Fprintf(out, "compile-us: %.1f\n", float64(compileTime.Nanoseconds())/1e3)
+			}
 			fmt.Fprintf(out, "insns/run: %d\n", insnsPerRun)
 			fmt.Fprintf(out, "ns/insn: %.3f\n", nsPerRun/float64(max(insnsPerRun, 1)))
 			fmt.Fprintf(out, "ns/run: %.1f\n", nsPerRun)
@@ -94,10 +105,34 @@ checked run, and the last line is "ns/run: X" (after insns/run and ns/insn).`,
 	f := cmd.Flags()
 	f.StringVar(&memFile, "mem", "", "file whose bytes are the program's memory")
 	f.StringVar(&memHex, "mem-hex", "", `memory as hex bytes, spaces allowed ("00 01 ff")`)
-	f.StringVar(&tier, "tier", "interp", "execution tier: interp (jit is not built yet)")
+	f.StringVar(&tier, "tier", "interp", "execution tier: interp, or jit (eBPF → Wasm → machine code, checked memory)")
 	f.IntVar(&bench, "bench", 0, "run N times and print ns/run last")
 	f.Uint64Var(&budget, "budget", 0, fmt.Sprintf("instruction budget per run (0: %d)", vm.DefaultBudget))
 	return cmd
+}
+
+// rawRunner loads insns for tier and returns a function that runs them in
+// raw mode, one that returns the last run's instruction count, and the
+// JIT's compile time. Raw programs are unverified, so the JIT compiles
+// them checked: every access bounds-checked, faults as the interpreter's.
+func rawRunner(tier string, insns asm.Instructions, opts vm.Options) (run func([]byte) (uint64, error), executed func() uint64, compile time.Duration, err error) {
+	if tier == "jit" {
+		code, err := jit.Compile(insns, jit.Options{})
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		m, err := jit.NewMachine(opts)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		return func(mem []byte) (uint64, error) { return m.RunRaw(code, mem) }, m.Executed, code.Stats().Total(), nil
+	}
+	p, err := vm.Load(insns)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	m := vm.NewMachine(opts)
+	return func(mem []byte) (uint64, error) { return m.RunRaw(p, mem) }, m.Executed, 0, nil
 }
 
 func readMem(file, hexText string) ([]byte, error) {

@@ -1,0 +1,36 @@
+package jit
+
+import (
+	"errors"
+	"time"
+)
+
+// ErrUnavailable is what Compile and NewMachine return in a build without
+// cgo, which wasmtime needs.
+var ErrUnavailable = errors.New("jit tier unavailable: built without cgo")
+
+// Options configure Compile.
+type Options struct {
+	// Unchecked drops the bounds and rights checks on loads, stores and
+	// atomics, and the alignment check on atomics: an access goes to its
+	// segment's base plus the offset. Only programs the verifier accepted
+	// may be compiled so. Even then the code cannot reach outside its own
+	// linear memory (Wasm's sandbox), but an unverified program would read
+	// and write wrong bytes of it instead of faulting.
+	Unchecked bool
+	// Entries are the slots runs may start at (handler entry points); slot
+	// 0 is always one.
+	Entries []int
+}
+
+// Stats describe one compilation.
+type Stats struct {
+	Translate time.Duration // eBPF to Wasm
+	Compile   time.Duration // Wasm to machine code (wasmtime, Cranelift)
+	WasmBytes int           // size of the Wasm module
+	Blocks    int           // basic blocks (dispatch targets)
+	Slots     int           // instruction slots of the program
+}
+
+// Total is the whole compile time.
+func (s Stats) Total() time.Duration { return s.Translate + s.Compile }

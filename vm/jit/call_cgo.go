@@ -1,0 +1,98 @@
+//go:build cgo
+
+package jit
+
+// The run function is called through wasmtime's C API directly:
+// wasmtime-go's Func.Call asks for the function's type and converts every
+// value on each call, several cgo crossings that cost more than running a
+// short handler. The declarations mirror wasmtime's headers (v39:
+// wasmtime/func.h, wasmtime/val.h, wasm.h); the library itself is the one
+// wasmtime-go links.
+
+/*
+#include <stdint.h>
+#include <stddef.h>
+#include <string.h>
+
+typedef struct { uint64_t store_id; void *priv; } naam_wasmtime_func_t;
+typedef union { int64_t i64; uint8_t v128[16]; } naam_wasmtime_val_raw_t;
+typedef struct { size_t size; char *data; } naam_wasm_byte_vec_t;
+
+extern void *wasmtime_func_call_unchecked(void *store, const naam_wasmtime_func_t *func,
+	naam_wasmtime_val_raw_t *args_and_results, size_t len, void **trap);
+extern void wasmtime_error_delete(void *err);
+extern void wasmtime_error_message(const void *err, naam_wasm_byte_vec_t *message);
+extern void wasm_trap_delete(void *trap);
+extern void wasm_trap_message(const void *trap, naam_wasm_byte_vec_t *message);
+extern void wasm_byte_vec_delete(naam_wasm_byte_vec_t *vec);
+
+// naam_call runs a () -> i64 function. On a trap or an error it returns 0,
+// sets *failed and copies the message (truncated) into msg.
+static int64_t naam_call(void *store, uint64_t store_id, void *priv, int *failed, char *msg, size_t cap) {
+	naam_wasmtime_func_t f = { store_id, priv };
+	naam_wasmtime_val_raw_t v;
+	memset(&v, 0, sizeof v);
+	void *trap = NULL;
+	void *err = wasmtime_func_call_unchecked(store, &f, &v, 1, &trap);
+	if (err == NULL && trap == NULL) {
+		*failed = 0;
+		return v.i64;
+	}
+	*failed = 1;
+	naam_wasm_byte_vec_t m = { 0, NULL };
+	if (trap != NULL) {
+		wasm_trap_message(trap, &m);
+		wasm_trap_delete(trap);
+	} else {
+		wasmtime_error_message(err, &m);
+		wasmtime_error_delete(err);
+	}
+	size_t n = m.size < cap - 1 ? m.size : cap - 1;
+	if (m.data != NULL) memcpy(msg, m.data, n);
+	msg[n] = 0;
+	wasm_byte_vec_delete(&m);
+	return 0;
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"runtime"
+	"unsafe"
+
+	"github.com/bytecodealliance/wasmtime-go/v39"
+)
+
+// funcLayout is wasmtime-go's Func: one wasmtime_func_t.
+type funcLayout struct {
+	storeID uint64
+	priv    unsafe.Pointer
+}
+
+// A different layout of wasmtime.Func does not compile.
+var _ = [1]struct{}{}[unsafe.Sizeof(wasmtime.Func{})-unsafe.Sizeof(funcLayout{})]
+
+// storeContext returns the store's context, which lives as long as the
+// store does (wasmtime_store_context), so that a run need not ask again.
+func storeContext(store *wasmtime.Store) unsafe.Pointer { return unsafe.Pointer(store.Context()) }
+
+// callOut is where the C side reports a failed call: kept in the
+// machine, so that a call does not allocate.
+type callOut struct {
+	failed C.int
+	msg    [256]C.char
+}
+
+// callRun calls fn, of type () -> i64, in store, whose context is ctx.
+func callRun(store *wasmtime.Store, ctx unsafe.Pointer, fn *wasmtime.Func, out *callOut) (int64, error) {
+	f := (*funcLayout)(unsafe.Pointer(fn))
+	msg := &out.msg
+	r := C.naam_call(ctx, C.uint64_t(f.storeID), f.priv, &out.failed, &msg[0], C.size_t(len(msg)))
+	runtime.KeepAlive(store)
+	runtime.KeepAlive(fn)
+	if out.failed != 0 {
+		return 0, errors.New(C.GoString(&msg[0]))
+	}
+	return int64(r), nil
+}

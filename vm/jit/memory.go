@@ -1,0 +1,189 @@
+package jit
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf/asm"
+	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/vm"
+)
+
+// stackProof reports whether a size-byte access at r10+off is inside the
+// stack in every frame, and for an atomic also aligned: r10 is
+// stack+4096-512k for frame k (0 to 7), so offsets from -512 to -size stay
+// within [stack+0, stack+4096), and r10 is a multiple of 512.
+func stackProof(off int16, size uint32, atomic bool) bool {
+	return off >= -vm.StackSize && int(off) <= -int(size) && (!atomic || int(off)%int(size) == 0)
+}
+
+func sizeOf(raw byte) uint32 {
+	return [4]uint32{4, 2, 1, 8}[(raw>>3)&3]
+}
+
+// hostAddr computes the access's eBPF address into lA and leaves its host
+// (linear) address on the stack. Checked: an access outside its segment, or
+// a write to a read-only one, faults at slot first.
+func (t *translator) hostAddr(base asm.Register, off int16, size uint32, write bool, op int32, slot int) {
+	c := &t.c
+	if base == asm.R10 && (!t.checked || stackProof(off, size, op == infoAtomic)) {
+		// r10 is never written (bytecode.Validate), so it always points into
+		// the stack, at the top of the current frame: no segment lookup.
+		// Checked code takes this path only where no frame can fault
+		// (stackProof), which no verifier needs to prove.
+		c.get(10)
+		c.op(opI32WrapI64)
+		c.i32(int32(stackBase) + int32(off))
+		c.op(opI32Add)
+		return
+	}
+	c.get(reg(base))
+	if off != 0 {
+		c.i64(int64(off))
+		c.op(opI64Add)
+	}
+	c.set(lA)
+	// lH = segment×8 = (a >> 29) & 0x7f8, the index into the base and
+	// limit tables, for segments 0–255 (higher ones wrap; see below).
+	c.get(lA)
+	c.i64(29)
+	c.op(opI64ShrU)
+	c.op(opI32WrapI64)
+	c.i32(0x7f8)
+	c.op(opI32And)
+	c.set(lH)
+	if !t.checked {
+		c.get(lH)
+		c.mem(opI32Load, 2, baseTable)
+		c.get(lA)
+		c.op(opI32WrapI64)
+		c.op(opI32Add)
+		return
+	}
+	// a >= limit[segment & 255]: fault. An address of segment 256 or more
+	// is at least 2^40, above every limit, and so is one near 2^64, where
+	// a + size would wrap: no clamp, no addition.
+	c.get(lA)
+	c.get(lH)
+	c.mem(opI64Load, 3, limitTable(size, write))
+	c.op(opI64GeU)
+	c.op(opIf, blockTypeEmpty)
+	t.faultWith(statusMem, slot, true, int32(size)|int32(b2i(write))<<8|op<<9)
+	c.op(opEnd)
+	if op == infoAtomic {
+		c.get(lA)
+		c.i64(int64(size - 1))
+		c.op(opI64And)
+		c.op(opI64Eqz)
+		c.op(opI32Eqz)
+		c.op(opIf, blockTypeEmpty)
+		t.faultWith(int32(vm.FaultMisaligned), slot, true, int32(size)|1<<8|op<<9)
+		c.op(opEnd)
+	}
+	c.get(lH)
+	c.mem(opI32Load, 2, baseTable)
+	c.get(lA)
+	c.op(opI32WrapI64)
+	c.op(opI32Add)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (t *translator) emitAtomic(ins *asm.Instruction, slot int, raw byte, size uint32) error {
+	c := &t.c
+	dw := raw == bytecode.OpAtomDW
+	if !dw && raw != bytecode.OpAtomW {
+		return &bytecode.InsnError{Insn: slot, Msg: fmt.Sprintf("jit: unsupported opcode %#02x", raw)}
+	}
+	pick := func(w, d byte) byte {
+		if dw {
+			return d
+		}
+		return w
+	}
+	var op byte
+	fetch := true
+	switch ins.OpCode.AtomicOp() {
+	case asm.AddAtomic:
+		op, fetch = pick(atomI32RmwAdd, atomI64RmwAdd), false
+	case asm.OrAtomic:
+		op, fetch = pick(atomI32RmwOr, atomI64RmwOr), false
+	case asm.AndAtomic:
+		op, fetch = pick(atomI32RmwAnd, atomI64RmwAnd), false
+	case asm.XorAtomic:
+		op, fetch = pick(atomI32RmwXor, atomI64RmwXor), false
+	case asm.FetchAdd:
+		op = pick(atomI32RmwAdd, atomI64RmwAdd)
+	case asm.FetchOr:
+		op = pick(atomI32RmwOr, atomI64RmwOr)
+	case asm.FetchAnd:
+		op = pick(atomI32RmwAnd, atomI64RmwAnd)
+	case asm.FetchXor:
+		op = pick(atomI32RmwXor, atomI64RmwXor)
+	case asm.Xchg:
+		op = pick(atomI32RmwXchg, atomI64RmwXchg)
+	case asm.CmpXchg:
+		op = pick(atomI32RmwCmpxchg, atomI64RmwCmpxchg)
+	default:
+		return &bytecode.InsnError{Insn: slot, Msg: fmt.Sprintf("jit: unsupported atomic %#x", uint32(ins.OpCode.AtomicOp()))}
+	}
+	align := uint32(2)
+	if dw {
+		align = 3
+	}
+	t.hostAddr(ins.Dst, ins.Offset, size, true, infoAtomic, slot)
+	src := reg(ins.Src)
+	if op == atomI32RmwCmpxchg || op == atomI64RmwCmpxchg {
+		// cmpxchg: compare with r0, store src, old value to r0.
+		c.get(0)
+		if !dw {
+			c.op(opI32WrapI64)
+		}
+		c.get(src)
+		if !dw {
+			c.op(opI32WrapI64)
+		}
+		c.atomic(op, align)
+		if !dw {
+			c.op(opI64ExtendI32U)
+		}
+		c.set(0)
+		return nil
+	}
+	c.get(src)
+	if !dw {
+		c.op(opI32WrapI64)
+	}
+	c.atomic(op, align)
+	if !dw {
+		c.op(opI64ExtendI32U)
+	}
+	if fetch {
+		c.set(src)
+	} else {
+		c.op(0x1a) // drop
+	}
+	return nil
+}
+
+// writesMemory reports whether an instruction may write memory outside
+// the stack.
+func writesMemory(insns []*asm.Instruction) bool {
+	for _, ins := range insns {
+		if ins == nil {
+			continue
+		}
+		raw := bytecode.RawOpcode(ins)
+		switch class := asm.Class(raw & 7); {
+		case (class == asm.StClass || class == asm.StXClass) && ins.Dst != asm.R10:
+			return true
+		case raw == bytecode.OpCall && ins.Src != bytecode.PseudoCall, raw == bytecode.OpCallX:
+			return true
+		}
+	}
+	return false
+}
