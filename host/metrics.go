@@ -21,6 +21,7 @@ type collector struct {
 	hRuns, hOutcome, hRejected, hTime, hPlaced  *prometheus.Desc
 	dropped, rejected, server, dma, cycles      *prometheus.Desc
 	members                                     *prometheus.Desc
+	jitRuns, jitFallbacks, jitCompiles, jitTime *prometheus.Desc
 }
 
 func newCollector(n *Node) *collector {
@@ -48,12 +49,18 @@ func newCollector(n *Node) *collector {
 		dma:       d("dma_bytes_total", "Modelled PCIe DMA bytes.", "side"),
 		cycles:    d("nic_cycles_total", "Modelled NIC core cycles.", "side"),
 		members:   d("cluster_members", "Members of the cluster alive or suspected, as this node sees them."),
+
+		jitRuns:      d("jit_runs_total", "Host-core runs through the JIT tier.", core...),
+		jitFallbacks: d("jit_fallbacks_total", "Host-core runs the tier setting sent to the JIT that ran in the interpreter (no cgo, a handler that writes a region, a compile error).", core...),
+		jitCompiles:  d("jit_compiles_total", "JIT compilations, by result.", "result"),
+		jitTime:      d("jit_compile_seconds_total", "Time spent compiling handlers to machine code."),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.queued, c.queueCap, c.busy, c.runs, c.insns, c.placed, c.hRuns, c.hOutcome,
-		c.hRejected, c.hTime, c.hPlaced, c.dropped, c.rejected, c.server, c.dma, c.cycles, c.members} {
+		c.hRejected, c.hTime, c.hPlaced, c.dropped, c.rejected, c.server, c.dma, c.cycles, c.members,
+		c.jitRuns, c.jitFallbacks, c.jitCompiles, c.jitTime} {
 		ch <- d
 	}
 }
@@ -76,7 +83,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.busy, float64(k.BusyNanos)/1e9, id, kind)
 		counter(c.runs, float64(k.Runs), id, kind)
 		counter(c.insns, float64(k.Insns), id, kind)
+		counter(c.jitRuns, float64(k.JITRuns), id, kind)
+		counter(c.jitFallbacks, float64(k.JITFallbacks), id, kind)
 	}
+	counter(c.jitCompiles, float64(st.JIT.Compiles), "ok")
+	counter(c.jitCompiles, float64(st.JIT.Failures), "failed")
+	counter(c.jitTime, st.JIT.CompileTime.Seconds())
 	for i, v := range st.Placed() {
 		counter(c.placed, float64(v), metricLabel(nicrt.Placement(i).String()))
 	}

@@ -258,6 +258,8 @@ func TestMetrics(t *testing.T) {
 		`naam_dropped_total{node="metrics",reason="bad_mac"} 0`,
 		`naam_rejected_total{node="metrics",reason="unknown_handler"}`,
 		`naam_cluster_members{node="metrics"} 1`,
+		`naam_jit_runs_total{core="0",kind="nic",node="metrics"} 0`,
+		`naam_jit_compiles_total{node="metrics",result="ok"} 0`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(text, want) {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/naam-project/naam/vm/jit"
 )
 
 func TestMain(m *testing.M) {
@@ -25,6 +27,13 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata/script",
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"waitaddr": waitAddr,
+		},
+		// [jit]: this build has the JIT tier (cgo).
+		Condition: func(cond string) (bool, error) {
+			if cond == "jit" {
+				return jit.Available() == nil, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/lang"
+	"github.com/naam-project/naam/nicrt"
 )
 
 // nodeFlags are naam node's settings; a --config file (JSON, the same
@@ -43,6 +44,7 @@ type nodeFlags struct {
 	LogLevel   string   `json:"log_level"`
 	LogFormat  string   `json:"log_format"`
 	AddrFile   string   `json:"addr_file"`
+	Tier       string   `json:"tier"`
 }
 
 func newNodeCmd() *cobra.Command {
@@ -101,6 +103,7 @@ When the node is ready it prints one line to stdout:
 	fl.StringVar(&f.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fl.StringVar(&f.LogFormat, "log-format", "text", "text or json (logs go to stderr)")
 	fl.StringVar(&f.AddrFile, "addr-file", "", "write the address the node listens on to this file when ready")
+	fl.StringVar(&f.Tier, "tier", "interp", "how host cores run handlers: interp, jit (wasmtime; needs a cgo build) or auto (the JIT once a handler is hot)")
 	return cmd
 }
 
@@ -167,6 +170,9 @@ func mergeConfig(cmd *cobra.Command, file string, f *nodeFlags) error {
 	}
 	if !set("addr-file") && fromFile.AddrFile != "" {
 		f.AddrFile = fromFile.AddrFile
+	}
+	if !set("tier") && fromFile.Tier != "" {
+		f.Tier = fromFile.Tier
 	}
 	return nil
 }
@@ -295,7 +301,19 @@ func runNode(ctx context.Context, stdout, stderr io.Writer, f nodeFlags) error {
 		}
 		objs = append(objs, obj)
 	}
+	var ncfg nicrt.Config
+	switch f.Tier {
+	case "interp", "":
+		ncfg.Tier = nicrt.TierInterp
+	case "jit":
+		ncfg.Tier = nicrt.TierJIT
+	case "auto":
+		ncfg.Tier = nicrt.TierAuto
+	default:
+		return fmt.Errorf("--tier %q: want interp, jit or auto", f.Tier)
+	}
 	n, err := host.Start(host.Config{
+		NIC:  ncfg,
 		Name: f.Name, Listen: f.Listen, ID: f.ID, Tenant: f.Tenant, Secret: secret, Queues: f.Queues,
 		Gossip: f.Gossip, Join: f.Join, Peers: f.Peers, Logger: log,
 	})
