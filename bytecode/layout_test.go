@@ -119,3 +119,34 @@ func TestFormatText(t *testing.T) {
 		}
 	}
 }
+
+// FuzzFieldText: any type text and value text parse, encode and format
+// without a panic, and what EncodeText wrote formats back to the same
+// bytes for scalars.
+func FuzzFieldText(f *testing.F) {
+	f.Add("u32", uint32(4), "7")
+	f.Add("[u8; 4]", uint32(4), "hi")
+	f.Add("[[i16; 2]; 2]", uint32(8), "-1, 2")
+	f.Add("[P; 2]", uint32(8), "0x0102")
+	f.Add("bool", uint32(1), "true")
+	f.Fuzz(func(t *testing.T, typ string, size uint32, v string) {
+		if size > 1<<16 {
+			return
+		}
+		ft, err := ParseFieldType(Field{Name: "f", Type: typ, Size: size})
+		if err != nil {
+			return
+		}
+		b := make([]byte, ft.Size)
+		if err := ft.EncodeText(v, b); err != nil {
+			return
+		}
+		out := ft.FormatText(b)
+		if ft.Scalar != "" {
+			b2 := make([]byte, ft.Size)
+			if err := ft.EncodeText(out, b2); err != nil || string(b2) != string(b) {
+				t.Fatalf("%s %q: %x formats as %q, which encodes as %x (%v)", typ, v, b, out, b2, err)
+			}
+		}
+	})
+}
