@@ -332,5 +332,8 @@ func (n *NIC) Uninstall(p *Program) error {
 	}
 	delete(n.tenants[p.Tenant].programs, p)
 	delete(n.programs, p.ID)
+	if len(n.host) > 0 && n.host[0].jit != nil {
+		n.host[0].jit.cache.Forget(p) // every host core shares the cache
+	}
 	return nil
 }

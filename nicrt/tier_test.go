@@ -91,6 +91,13 @@ func TestTier(t *testing.T) {
 			if named["host.jit_runs"] != want[0] || named["host.jit_fallbacks"] != want[1] {
 				t.Errorf("named counters: host.jit_runs %d, host.jit_fallbacks %d", named["host.jit_runs"], named["host.jit_fallbacks"])
 			}
+			// Uninstall drops the compiled code.
+			if err := n.Uninstall(reads); err != nil {
+				t.Fatal(err)
+			}
+			if codes := n.Stats().JIT.Codes; codes != 0 {
+				t.Errorf("%d compiled programs held after the only one compiled was uninstalled", codes)
+			}
 		})
 	}
 }
