@@ -82,7 +82,7 @@ func TestMembership(t *testing.T) {
 	start := time.Now()
 	var v uint64
 	err := p23.Call(ctxTimeout(t, deadline), "incr", struct{ Slot, By uint64 }{0, 1}, &v)
-	if err == nil || time.Since(start) > deadline+200*time.Millisecond {
+	if err == nil || time.Since(start) > deadline+time.Second { // a hang, not scheduling noise
 		t.Fatalf("call to a dead node: %v after %v", err, time.Since(start))
 	}
 	waitFor(t, "n2 to declare n3 dead", func() bool { return !slices.Contains(memberNames(n2), "n3") })

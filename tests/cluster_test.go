@@ -226,7 +226,7 @@ func TestCluster(t *testing.T) {
 				switch {
 				case err == nil:
 					okAfter[name]++
-				case took > deadline+250*time.Millisecond:
+				case took > deadline+time.Second: // a hang, not scheduling noise
 					failures = append(failures, fmt.Sprintf("%s: %v after %v", name, err, took))
 				case name != "p3":
 					failures = append(failures, fmt.Sprintf("%s (alive): %v", name, err))
