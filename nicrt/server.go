@@ -320,11 +320,16 @@ func (q *rxQueue) loop() {
 			}
 			continue
 		}
-		q.handleBatch(n)
-		// Let the cores just handed requests run before the next read,
-		// which would most often find nothing and cost a system call on
-		// the requests' way.
-		runtime.Gosched()
+		// If it handed requests to cores' goroutines (their cores were
+		// busy), let those run before the next read, which would most
+		// often find nothing and cost a system call on the requests' way.
+		// Otherwise read at once: yielding here let the callers just
+		// answered run on this thread, in turn, rather than on the other
+		// CPU beside the next batch (spec/nic.md, Measured: the network
+		// path).
+		if q.handleBatch(n) {
+			runtime.Gosched()
+		}
 	}
 }
 
@@ -333,7 +338,8 @@ func (q *rxQueue) loop() {
 // the sender changes, the replies gathered so far are written at once, so
 // that a caller gets its answers while the rx loop still works on the
 // next caller's requests (spec/nic.md, Measured: the network path).
-func (q *rxQueue) handleBatch(n int) {
+// It reports whether it handed any request to a core's goroutine.
+func (q *rxQueue) handleBatch(n int) (queued bool) {
 	s := q.s
 	s.ctr.rxPackets.Add(uint64(n))
 	s.ctr.rxBatches.Add(1)
@@ -342,37 +348,41 @@ func (q *rxQueue) handleBatch(n int) {
 		if held && i > 0 && q.ps[i].Addr != q.ps[i-1].Addr {
 			q.tx.flushHeld()
 		}
-		if q.handle(i) {
+		submitted, handed := q.handle(i)
+		if submitted {
 			q.take(i) // the buffer went with the request
 		}
+		queued = queued || handed
 	}
 	if held {
 		q.tx.release()
 	}
+	return queued
 }
 
 // handle opens datagram i and acts on it. It reports whether the datagram
-// was submitted, so that its buffer now belongs to the request.
-func (q *rxQueue) handle(i int) bool {
+// was submitted, so that its buffer now belongs to the request, and
+// whether it went to another goroutine (a core's, or a control op's).
+func (q *rxQueue) handle(i int) (submitted, handed bool) {
 	s := q.s
 	p := &q.ps[i]
 	pkt, err := q.codec.Decode(p.Buf[:p.N])
 	if err != nil {
 		s.ctr.countDecodeError(err)
-		return false
+		return false, false
 	}
 	if pkt.Dst != s.cfg.Node && !describesAnyNode(&pkt) {
 		s.ctr.wrongDst.Add(1)
-		return false
+		return false, false
 	}
 	switch pkt.Type {
 	case wire.TypeRequest, wire.TypeControl:
 	case wire.TypeCredit:
 		s.ctr.creditPackets.Add(1)
-		return false
+		return false, false
 	default:
 		s.ctr.unexpectedType.Add(1)
-		return false
+		return false, false
 	}
 	if pkt.Flags&wire.FlagRetransmit != 0 {
 		s.ctr.retransmitted.Add(1)
@@ -386,12 +396,12 @@ func (q *rxQueue) handle(i int) bool {
 	if pkt.Flags&(wire.FlagForwarded|wire.FlagProgram|wire.FlagOneWay) != 0 {
 		if pkt.Type != wire.TypeRequest {
 			s.ctr.malformed[MalformedRoute].Add(1)
-			return false
+			return false, false
 		}
 		route, payload, err = wire.SplitRoute(&pkt)
 		if err != nil {
 			s.ctr.malformed[MalformedRoute].Add(1)
-			return false
+			return false, false
 		}
 		switch {
 		case pkt.Flags&wire.FlagOneWay != 0:
@@ -406,7 +416,7 @@ func (q *rxQueue) handle(i int) bool {
 	for {
 		if pr = s.peer(key); pr == nil {
 			s.ctr.peersFull.Add(1)
-			return false
+			return false, false
 		}
 		pr.mu.Lock()
 		if !pr.evicted {
@@ -419,7 +429,7 @@ func (q *rxQueue) handle(i int) bool {
 	if pr.hasFloor && id <= pr.floor {
 		pr.mu.Unlock()
 		s.ctr.replaysEvicted.Add(1)
-		return false
+		return false, false
 	}
 	switch pr.win.Observe(id) {
 	case wire.IDNew:
@@ -461,11 +471,11 @@ func (q *rxQueue) handle(i int) bool {
 			pr.mu.Unlock()
 			s.ctr.replaysUncached.Add(1)
 		}
-		return false
+		return false, false
 	default: // wire.IDTooOld
 		pr.mu.Unlock()
 		s.ctr.replaysTooOld.Add(1)
-		return false
+		return false, false
 	}
 	in := q.slots[i]
 	in.peer, in.addr, in.hdr, in.oneway = pr, replyTo, pkt.Header, key.kind == peerOneWay
@@ -473,7 +483,7 @@ func (q *rxQueue) handle(i int) bool {
 	if pkt.Type == wire.TypeControl {
 		s.ctr.control.Add(1)
 		go in.runControl(pkt.Payload)
-		return true
+		return true, true
 	}
 	handler := pkt.Handler
 	if route.HasProgram {
@@ -495,8 +505,7 @@ func (q *rxQueue) handle(i int) bool {
 	}
 	// Inline: run it here if its core is idle, rather than hand it to the
 	// core's goroutine (core.enqueue).
-	s.nic.submit(&msg, in.done, true)
-	return true
+	return true, s.nic.submit(&msg, in.done, true)
 }
 
 // peer returns the state of key, creating it; nil when the server holds
