@@ -335,9 +335,10 @@ func (q *rxQueue) loop() {
 
 // handleBatch handles ps[:n] with the tx queue held, so that the replies
 // ready by the end of each sender's run of datagrams leave together: when
-// the sender changes, the replies gathered so far are written at once, so
-// that a caller gets its answers while the rx loop still works on the
-// next caller's requests (spec/nic.md, Measured: the network path).
+// the sender changes, the replies gathered so far are written at once
+// (if there are senderFlush of them), so that a caller gets its answers
+// while the rx loop still works on the next caller's requests
+// (spec/nic.md, Measured: the network path).
 // It reports whether it handed any request to a core's goroutine.
 func (q *rxQueue) handleBatch(n int) (queued bool) {
 	s := q.s
@@ -346,7 +347,7 @@ func (q *rxQueue) handleBatch(n int) (queued bool) {
 	held := q.tx.hold()
 	for i := range n {
 		if held && i > 0 && q.ps[i].Addr != q.ps[i-1].Addr {
-			q.tx.flushHeld()
+			q.tx.flushHeld(senderFlush)
 		}
 		submitted, handed := q.handle(i)
 		if submitted {
@@ -359,6 +360,11 @@ func (q *rxQueue) handleBatch(n int) (queued bool) {
 	}
 	return queued
 }
+
+// senderFlush is how many replies must be waiting for a change of sender
+// in a batch to write them: callers that send one request each, interleaved,
+// still share system calls (at most one per senderFlush replies).
+const senderFlush = 4
 
 // handle opens datagram i and acts on it. It reports whether the datagram
 // was submitted, so that its buffer now belongs to the request, and

@@ -135,11 +135,14 @@ func (q *txQueue) release() {
 	q.flushLocked()
 }
 
-// flushHeld writes what is pending and stays the writer: the holder of
-// the queue (hold) sends the replies ready so far and goes on.
-func (q *txQueue) flushHeld() {
+// flushHeld writes what is pending, if at least least datagrams are, and
+// stays the writer: the holder of the queue (hold) sends the replies ready
+// so far and goes on.
+func (q *txQueue) flushHeld(least int) {
 	q.mu.Lock()
-	q.writePendingLocked()
+	if len(q.pending) >= least {
+		q.writePendingLocked()
+	}
 	q.mu.Unlock()
 }
 
