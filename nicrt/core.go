@@ -22,8 +22,9 @@ type task struct {
 	h     *handler
 	place Placement
 	// inline lets enqueue run the task at once on the submitter's
-	// goroutine when the core is idle (the network side's rx loop).
-	inline bool
+	// goroutine when the core is idle (the network side's rx loop);
+	// queued is set when enqueue handed it to the core's goroutine instead.
+	inline, queued bool
 }
 
 // core is one NIC or host core: a goroutine with its own VM and rx queue.
@@ -137,6 +138,7 @@ func (c *core) enqueue(t *task) bool {
 	}
 	c.ctr.placed[t.place].Add(1)
 	t.h.ctr.placed[t.place].Add(1)
+	t.queued = true
 	return true
 }
 

@@ -69,12 +69,28 @@ type netip = transport.Addr
 
 // nullServer serves a NIC with a null handler on one UDP socket and
 // returns a client factory.
-func nullServer(b *testing.B) (dial func(node uint32) *Client, null uint32) {
+func nullServer(b *testing.B) (srv *Server, dial func(node uint32) *Client, null uint32) {
 	n, srv, keys := udpServer(b, Config{}, 1, transport.UDPConfig{})
 	p := install(b, n, tenantA, object(b, nil, src{"null", nullAsm}))
-	return func(node uint32) *Client {
+	return srv, func(node uint32) *Client {
 		return udpClient(b, srv, keys, ClientConfig{Node: node}, transport.UDPConfig{}, nil)
 	}, id(b, p, "null")
+}
+
+// reportSyscalls reports the server's datagrams per receive and per send
+// system call: how well the batching works.
+func reportSyscalls(b *testing.B, srv *Server) {
+	var rx, rxb, tx, txb uint64
+	for _, q := range srv.queues {
+		if u, ok := q.conn.(*transport.UDPConn); ok {
+			st := u.Stats()
+			rx, rxb, tx, txb = rx+st.RxPackets, rxb+st.RxBatches, tx+st.TxPackets, txb+st.TxBatches
+		}
+	}
+	if rxb > 0 && txb > 0 {
+		b.ReportMetric(float64(rx)/float64(rxb), "srv-rx/call")
+		b.ReportMetric(float64(tx)/float64(txb), "srv-tx/call")
+	}
 }
 
 // BenchmarkNetRoundTrip: one call in flight, a null handler against a
@@ -253,7 +269,7 @@ func BenchmarkNetThroughput(b *testing.B) {
 			})
 		})
 		b.Run(fmt.Sprintf("naam-null/clients=%d", clients), func(b *testing.B) {
-			dial, null := nullServer(b)
+			srv, dial, null := nullServer(b)
 			cls := make([]*Client, clients)
 			for i := range cls {
 				cls[i] = dial(uint32(i + 1))
@@ -279,17 +295,27 @@ func BenchmarkNetThroughput(b *testing.B) {
 				retx += cl.Stats().Retransmits
 			}
 			b.ReportMetric(float64(retx), "retx")
+			reportSyscalls(b, srv)
 		})
 		// The same with Go: one goroutine per client starts 8 calls, and
 		// every callback starts the next.
 		b.Run(fmt.Sprintf("naam-null-go/clients=%d", clients), func(b *testing.B) {
-			dial, null := nullServer(b)
+			srv, dial, null := nullServer(b)
 			req := make([]byte, netBenchPayload)
-			var retx atomic.Uint64
+			var retx, clRx, clRxB, clTx, clTxB atomic.Uint64
 			var node atomic.Uint32
 			splitClients(b, clients, func(count int, lat *netLatencies) error {
 				cl := dial(node.Add(1))
-				defer func() { retx.Add(cl.Stats().Retransmits) }()
+				defer func() {
+					retx.Add(cl.Stats().Retransmits)
+					if u, ok := cl.conn.(*transport.UDPConn); ok {
+						st := u.Stats()
+						clRx.Add(st.RxPackets)
+						clRxB.Add(st.RxBatches)
+						clTx.Add(st.TxPackets)
+						clTxB.Add(st.TxBatches)
+					}
+				}()
 				if count == 0 {
 					return nil
 				}
@@ -341,16 +367,22 @@ func BenchmarkNetThroughput(b *testing.B) {
 				return failed
 			})
 			b.ReportMetric(float64(retx.Load()), "retx")
+			reportSyscalls(b, srv)
+			if clRxB.Load() > 0 && clTxB.Load() > 0 {
+				b.ReportMetric(float64(clRx.Load())/float64(clRxB.Load()), "cl-rx/call")
+				b.ReportMetric(float64(clTx.Load())/float64(clTxB.Load()), "cl-tx/call")
+			}
 		})
 	}
 }
 
 // splitClients runs b.N calls split over workers goroutines and reports
-// latency and throughput.
+// latency, throughput and the process's CPU time per message.
 func splitClients(b *testing.B, workers int, work func(count int, lat *netLatencies) error) {
 	lat := &netLatencies{}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0, wall0 := processCPU(), time.Now()
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
 	for i := range workers {
@@ -362,6 +394,13 @@ func splitClients(b *testing.B, workers int, work func(count int, lat *netLatenc
 	}
 	wg.Wait()
 	b.StopTimer()
+	if cpu := processCPU() - cpu0; cpu > 0 {
+		// CPU per message (both ends, user and system) and CPUs busy: a
+		// path bound by work shows both CPUs busy, one bound by hand-offs
+		// and wake-ups fewer.
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/msg")
+		b.ReportMetric(cpu.Seconds()/time.Since(wall0).Seconds(), "cpus")
+	}
 	for _, err := range errs {
 		if err != nil {
 			b.Fatal(err)

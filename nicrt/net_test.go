@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -243,7 +244,8 @@ func TestNetCredits(t *testing.T) {
 	tn := newTestNet(t, Config{}, ServerConfig{MaxCredits: 3})
 	reg := register(t, tn.nic, tenantA, "c", 8, RegionOptions{Writable: true})
 	var mu sync.Mutex
-	inFlight, most := map[uint64]bool{}, 0
+	inFlight, most, replies := map[uint64]bool{}, 0, 0
+	var cl *Client
 	wrap := func(c transport.Conn) transport.Conn {
 		return &watchConn{Conn: c, sent: func(b []byte) {
 			p, _ := wire.Parse(b, 0)
@@ -256,14 +258,25 @@ func TestNetCredits(t *testing.T) {
 			mu.Unlock()
 		}, recv: func(b []byte) {
 			p, _ := wire.Parse(b, 0)
+			// Hold replies back until the credit path has been taken
+			// (callers waited for credits before the first reply brought
+			// the grant of 3; later, 2 or more calls went out at once),
+			// however fast the responder answers: the 15 other callers
+			// keep calling while a reply is held.
 			mu.Lock()
+			for cl.Stats().CreditWaits == 0 || (replies > 0 && most < 2) {
+				mu.Unlock()
+				runtime.Gosched()
+				mu.Lock()
+			}
+			replies++
 			delete(inFlight, p.RequestID)
 			mu.Unlock()
 		}}
 	}
 	// No retransmissions: a late first try overtaken by its retransmission
 	// would look like one more call outstanding on the wire.
-	cl := tn.client(t, ClientConfig{InitialCredits: 1, Timeout: time.Minute, MinTimeout: time.Minute, MaxTimeout: time.Minute}, wrap)
+	cl = tn.client(t, ClientConfig{InitialCredits: 1, Timeout: time.Minute, MinTimeout: time.Minute, MaxTimeout: time.Minute}, wrap)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for range 16 {

@@ -194,18 +194,20 @@ func (n *NIC) Handler(id uint32) (HandlerInfo, bool) {
 func (n *NIC) Submit(msg *Message, done func(Reply)) { n.submit(msg, done, false) }
 
 // submit is Submit; with inline, a request whose core is idle runs on the
-// caller's goroutine before submit returns (core.enqueue).
-func (n *NIC) submit(msg *Message, done func(Reply), inline bool) {
+// caller's goroutine before submit returns (core.enqueue). It reports
+// whether the request went to a core's goroutine instead (queued).
+func (n *NIC) submit(msg *Message, done func(Reply), inline bool) (queued bool) {
 	n.active.Add(1)
 	st := StatusClosed
 	if !n.closed.Load() {
-		st = n.dispatch(msg, done, inline)
+		st, queued = n.dispatch(msg, done, inline)
 	}
 	n.active.Add(-1)
 	if st != StatusOK {
 		n.rejected[st].Add(1)
 		done(rejection(st))
 	}
+	return queued
 }
 
 // Call submits msg and waits for the reply, whose Data it copies. For
@@ -222,11 +224,12 @@ func (n *NIC) Call(msg *Message) Reply {
 }
 
 // dispatch finds msg's handler, checks its tenant, places it and queues
-// it. It returns StatusOK when queued, or the rejection.
-func (n *NIC) dispatch(msg *Message, done func(Reply), inline bool) Status {
+// it. It returns StatusOK when queued (or run inline), or the rejection;
+// queued: handed to a core's goroutine.
+func (n *NIC) dispatch(msg *Message, done func(Reply), inline bool) (st Status, queued bool) {
 	h, st := n.lookup(msg)
 	if st != StatusOK {
-		return st
+		return st, false
 	}
 	t := task{msg: *msg, done: done, h: h, inline: inline}
 	hash := n.steer(msg)
@@ -236,22 +239,22 @@ func (n *NIC) dispatch(msg *Message, done func(Reply), inline bool) Status {
 		t.place = PlaceNIC
 		if !n.nic[hash%uint64(len(n.nic))].enqueue(&t) {
 			h.ctr.rejected.Add(1)
-			return StatusOverloaded
+			return StatusOverloaded, false
 		}
-		return StatusOK
+		return StatusOK, t.queued
 	}
 	p := h.prog
 	p.inflight.Add(1)
 	if p.draining.Load() {
 		p.release()
-		return StatusUnknownHandler
+		return StatusUnknownHandler, false
 	}
 	if !n.place(&t, hash) {
 		p.release()
 		h.ctr.rejected.Add(1)
-		return StatusOverloaded
+		return StatusOverloaded, false
 	}
-	return StatusOK
+	return StatusOK, t.queued
 }
 
 // lookup is the dispatch proper: one table lookup and the tenant check.

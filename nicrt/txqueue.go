@@ -135,9 +135,28 @@ func (q *txQueue) release() {
 	q.flushLocked()
 }
 
+// flushHeld writes what is pending, if at least least datagrams are, and
+// stays the writer: the holder of the queue (hold) sends the replies ready
+// so far and goes on.
+func (q *txQueue) flushHeld(least int) {
+	q.mu.Lock()
+	if len(q.pending) >= least {
+		q.writePendingLocked()
+	}
+	q.mu.Unlock()
+}
+
 // flushLocked writes until nothing is pending; q.mu is held on entry and
 // released on return.
 func (q *txQueue) flushLocked() {
+	q.writePendingLocked()
+	q.flushing = false
+	q.mu.Unlock()
+}
+
+// writePendingLocked writes until nothing is pending; q.mu is held, and
+// released during each write.
+func (q *txQueue) writePendingLocked() {
 	for len(q.pending) > 0 {
 		batch := q.pending
 		q.pending = q.spare[:0]
@@ -150,8 +169,6 @@ func (q *txQueue) flushLocked() {
 		}
 		q.spare = batch[:0]
 	}
-	q.flushing = false
-	q.mu.Unlock()
 }
 
 // write sends batch, skipping a datagram the conn refuses (a lost

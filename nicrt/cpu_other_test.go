@@ -1,0 +1,8 @@
+//go:build !unix
+
+package nicrt
+
+import "time"
+
+// processCPU is not measured here: the benchmarks report no CPU figure.
+func processCPU() time.Duration { return 0 }
