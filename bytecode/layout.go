@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -19,8 +20,9 @@ type FieldType struct {
 	Size   uint64     // bytes; for a struct, from the field's Size
 }
 
-// ParseFieldType parses f.Type; the object's validation has already checked
-// the grammar and that Size fits, so an error here means a bad object.
+// ParseFieldType parses f.Type and checks it against f.Size. A validated
+// object's fields always parse; a field from elsewhere (a describe reply)
+// may not, and gets an error, never a panic.
 func ParseFieldType(f Field) (*FieldType, error) {
 	t, rest, err := parseTypeText(f.Type)
 	if err != nil || rest != "" {
@@ -39,7 +41,9 @@ func ParseFieldType(f Field) (*FieldType, error) {
 	if inner.Scalar == "" && inner.Elem == nil {
 		inner.Size = total
 	}
-	t.fixSizes()
+	if !t.fixSizes() {
+		return nil, fmt.Errorf("field %s: type %s is larger than any field can be", f.Name, f.Type)
+	}
 	if t.Size != uint64(f.Size) {
 		return nil, fmt.Errorf("field %s: type %s has %d bytes, the object says %d", f.Name, f.Type, t.Size, f.Size)
 	}
@@ -80,11 +84,20 @@ func parseTypeText(s string) (*FieldType, string, error) {
 	return &FieldType{Name: word}, s[end:], nil
 }
 
-func (t *FieldType) fixSizes() {
+// fixSizes computes array sizes from their elements'; false when one
+// would pass 2^32 bytes (no field is that large: the type is bogus).
+func (t *FieldType) fixSizes() bool {
 	if t.Elem != nil {
-		t.Elem.fixSizes()
-		t.Size = t.Elem.Size * t.N
+		if !t.Elem.fixSizes() {
+			return false
+		}
+		hi, lo := bits.Mul64(t.Elem.Size, t.N)
+		if hi != 0 || lo > 1<<32 {
+			return false
+		}
+		t.Size = lo
 	}
+	return true
 }
 
 // align is the field's alignment as the language lays it out: a scalar's

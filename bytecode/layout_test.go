@@ -150,3 +150,16 @@ func FuzzFieldText(f *testing.F) {
 		}
 	})
 }
+
+// TestParseFieldTypeTooLarge: a type whose size passes 2^32 bytes (it
+// could come in a describe reply) is an error, not a wrapped size.
+func TestParseFieldTypeTooLarge(t *testing.T) {
+	for _, f := range []Field{
+		{Name: "f", Type: "[[u64; 2147483648]; 2147483648]", Size: 0},
+		{Name: "f", Type: "[u64; 4294967295]", Size: 4294967288},
+	} {
+		if _, err := ParseFieldType(f); err == nil || !strings.Contains(err.Error(), "larger than any field") {
+			t.Errorf("%s: %v", f.Type, err)
+		}
+	}
+}

@@ -13,7 +13,9 @@ var (
 	// or may not have run.
 	ErrTimeout = nicrt.ErrTimeout
 	// ErrRejected: the peer refused the request without running it
-	// (wrong tenant or key, overloaded, a verb's failed checks, …).
+	// (a foreign handler or region, a wrong region key, overloaded, a
+	// verb's failed checks, …). A packet sealed with the wrong tenant key
+	// is dropped unanswered: that call ends with ErrTimeout.
 	ErrRejected = nicrt.ErrRejected
 	// ErrFault: the handler ran and faulted.
 	ErrFault = nicrt.ErrFault

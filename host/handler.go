@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/nicrt/wire"
 )
 
 // Handler is a handler installed on a peer: its id there and the layouts
@@ -31,6 +32,11 @@ func newHandler(program, name string, id uint32, args, results []bytecode.Field)
 	}
 	if h.results, err = parseLayout(results); err != nil {
 		return nil, fmt.Errorf("host: handler %s: results: %v", h, err)
+	}
+	// Layouts may come from a peer's description: no larger than a packet,
+	// so that nothing decoded from them allocates without bound.
+	if h.args.Size > wire.MaxPayload || h.results.Size > wire.MaxPayload {
+		return nil, fmt.Errorf("host: handler %s: a request of %d bytes or a reply of %d is larger than a packet (%d)", h, h.args.Size, h.results.Size, wire.MaxPayload)
 	}
 	return h, nil
 }

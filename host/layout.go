@@ -190,7 +190,7 @@ func fits(t *bytecode.FieldType, g reflect.Type, encode bool) error {
 				return nil
 			}
 		}
-		if t.Elem != nil {
+		if t.Elem != nil { // element by element (a [u8; N] too, from []uint16, say)
 			switch g.Kind() {
 			case reflect.Array:
 				if uint64(g.Len()) != t.N {
@@ -250,7 +250,7 @@ func put(b []byte, t *bytecode.FieldType, v reflect.Value) error {
 			b[0] = 1
 		}
 	case kOpaque, kArray:
-		if isBytes(t) {
+		if isBytes(t) && isByteKind(v) {
 			switch v.Kind() {
 			case reflect.String:
 				if uint64(v.Len()) > t.Size {
@@ -286,6 +286,19 @@ func put(b []byte, t *bytecode.FieldType, v reflect.Value) error {
 		}
 	}
 	return nil
+}
+
+// isByteKind reports whether v is a string, a []byte or a [N]byte: what
+// the bytes paths of put and get take (fits sends other slices and
+// arrays element by element).
+func isByteKind(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.String:
+		return true
+	case reflect.Slice, reflect.Array:
+		return v.Type().Elem().Kind() == reflect.Uint8
+	}
+	return false
 }
 
 // unsignedFits and signedFits say whether a Go value fits scalar t.
@@ -360,7 +373,7 @@ func get(b []byte, t *bytecode.FieldType, v reflect.Value) {
 	case kBool:
 		v.SetBool(b[0] != 0)
 	case kOpaque, kArray:
-		if isBytes(t) {
+		if isBytes(t) && isByteKind(v) {
 			switch v.Kind() {
 			case reflect.String:
 				v.SetString(string(b))

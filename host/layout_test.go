@@ -259,3 +259,38 @@ func FuzzDecode(f *testing.F) {
 		decodeMeta(reply)
 	})
 }
+
+// TestBytesFromOtherSlices: a [u8; N] field takes other integer slices
+// element by element (range-checked), a struct field refuses them; none
+// of it panics.
+func TestBytesFromOtherSlices(t *testing.T) {
+	h := testHandler(t, []bytecode.Field{{Name: "name", Type: "[u8; 4]", Size: 4}, {Name: "blob", Type: "P", Offset: 4, Size: 4}},
+		[]bytecode.Field{{Name: "name", Type: "[u8; 4]", Size: 4}})
+	b, err := h.Encode(nil, struct {
+		Name []uint16
+		Blob []byte
+	}{[]uint16{1, 255}, nil})
+	if err != nil || string(b) != "\x01\xff\x00\x00\x00\x00\x00\x00" {
+		t.Errorf("[]uint16 into [u8; 4]: %x %v", b, err)
+	}
+	if _, err := h.Encode(nil, struct {
+		Name []uint16
+		Blob []byte
+	}{[]uint16{256}, nil}); !errors.Is(err, ErrLayout) {
+		t.Errorf("256 into a u8: %v", err)
+	}
+	if _, err := h.Encode(nil, struct {
+		Name string
+		Blob []uint16
+	}{}); !errors.Is(err, ErrLayout) {
+		t.Errorf("[]uint16 into a struct field: %v", err)
+	}
+	var r struct{ Name [4]uint16 }
+	if err := h.Decode([]byte{9, 8, 7, 6}, &r); err != nil || r.Name != [4]uint16{9, 8, 7, 6} {
+		t.Errorf("[u8; 4] into [4]uint16: %v %v", r, err)
+	}
+	big := []bytecode.Field{{Name: "x", Type: "[u8; 100000]", Size: 100000}}
+	if _, err := newHandler("x.naam", "h", 1, nil, big); err == nil {
+		t.Error("a 100,000-byte reply layout was accepted")
+	}
+}

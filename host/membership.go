@@ -44,7 +44,7 @@ type metaState struct {
 }
 
 func (n *Node) encodeMeta() []byte {
-	m := meta{ID: n.cfg.ID, Addr: n.addr.String()}
+	m := meta{ID: n.cfg.ID, Addr: n.advertise.String()}
 	seen := map[string]bool{}
 	for _, p := range n.nic.Programs(uint64(n.tenant)) {
 		name := programName(p.Source)
@@ -274,7 +274,7 @@ func (n *Node) GossipAddr() string {
 // node among them, by name. Without membership it is this node alone.
 func (n *Node) Members() []Member {
 	if n.ml == nil {
-		return []Member{{Name: n.cfg.Name, ID: n.cfg.ID, Addr: n.addr, State: "alive", Programs: n.programNames()}}
+		return []Member{{Name: n.cfg.Name, ID: n.cfg.ID, Addr: n.advertise, State: "alive", Programs: n.programNames()}}
 	}
 	var out []Member
 	n.membersMu.Lock()

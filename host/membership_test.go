@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -113,5 +114,22 @@ func TestMembership(t *testing.T) {
 	}
 	if err := p23b.Call(ctx, "incr", struct{ Slot, By uint64 }{0, 1}, &v); err != nil || v != 1 {
 		t.Errorf("call to the rejoined node: %d %v", v, err)
+	}
+}
+
+// TestAdvertise: a node on 0.0.0.0 with membership must say where others
+// reach it, and gossips that address.
+func TestAdvertise(t *testing.T) {
+	if _, err := Start(Config{Listen: "0.0.0.0:0", Gossip: "127.0.0.1:0"}); err == nil || !strings.Contains(err.Error(), "set Advertise") {
+		t.Errorf("0.0.0.0 with membership and no Advertise: %v", err)
+	}
+	n, err := Start(Config{Listen: "0.0.0.0:0", Advertise: "127.0.0.1", Gossip: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	waitFor(t, "the member list", func() bool { return len(n.Members()) == 1 })
+	if m := n.Members()[0]; m.Addr.Addr().String() != "127.0.0.1" || m.Addr.Port() != n.Addr().Port() {
+		t.Errorf("gossiped %v for a node on %v", m.Addr, n.Addr())
 	}
 }

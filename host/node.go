@@ -29,6 +29,10 @@ type Config struct {
 	// Listen is the UDP address active messages arrive on; default
 	// "127.0.0.1:0" (port 0: the kernel picks one; Node.Addr tells).
 	Listen string
+	// Advertise is the IP address other nodes reach this one at, which
+	// membership gossips; needed (with membership) when Listen is an
+	// unspecified address such as 0.0.0.0, which names no host to others.
+	Advertise string
 	// ID is the node id on the wire; 0 derives it from Name (FNV-1a).
 	// Ids must be unique in a cluster.
 	ID uint32
@@ -71,13 +75,16 @@ var DevSecret = []byte("naam development key: do not use on a network")
 // Node is one machine's NAAM runtime: its NIC, the server answering
 // active messages, its regions and programs, and its peers.
 type Node struct {
-	cfg    Config
-	log    *slog.Logger
-	nic    *nicrt.NIC
-	srv    *nicrt.Server
-	addr   netip.AddrPort
-	keys   wire.KeyMap
-	tenant uint32
+	cfg  Config
+	log  *slog.Logger
+	nic  *nicrt.NIC
+	srv  *nicrt.Server
+	addr netip.AddrPort
+	// advertise is the address gossiped to other nodes: addr, or
+	// Config.Advertise with addr's port.
+	advertise netip.AddrPort
+	keys      wire.KeyMap
+	tenant    uint32
 
 	mu      sync.Mutex
 	peers   map[netip.AddrPort]*Peer
@@ -144,6 +151,20 @@ func Start(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("host: listen on %v: %w", listen, err)
 	}
 	addr := conns[0].LocalAddr()
+	advertise := addr
+	if cfg.Advertise != "" {
+		ip, err := netip.ParseAddr(cfg.Advertise)
+		if err != nil {
+			closeAll(conns)
+			nic.Close()
+			return nil, fmt.Errorf("host: advertise address %q: %w", cfg.Advertise, err)
+		}
+		advertise = netip.AddrPortFrom(ip, addr.Port())
+	} else if addr.Addr().IsUnspecified() && (cfg.Gossip != "" || len(cfg.Join) > 0) {
+		closeAll(conns)
+		nic.Close()
+		return nil, fmt.Errorf("host: listening on %v, other nodes need an address to reach this one: set Advertise (naam node --advertise IP)", addr)
+	}
 	if cfg.Name == "" {
 		cfg.Name = "naam-" + addr.String()
 	}
@@ -151,7 +172,7 @@ func Start(cfg Config) (*Node, error) {
 		cfg.ID = NodeID(cfg.Name)
 	}
 	n := &Node{
-		cfg: cfg, log: log.With("node", cfg.Name), nic: nic, addr: addr,
+		cfg: cfg, log: log.With("node", cfg.Name), nic: nic, addr: addr, advertise: advertise,
 		keys: wire.KeyMap{cfg.Tenant: key}, tenant: cfg.Tenant,
 		peers: map[netip.AddrPort]*Peer{}, dialing: map[netip.AddrPort]*dialWait{},
 		closing: make(chan struct{}),
@@ -162,9 +183,7 @@ func Start(cfg Config) (*Node, error) {
 	}
 	n.srv, err = nicrt.Serve(nic, tconns, nicrt.ServerConfig{Node: cfg.ID, Keys: n.keys})
 	if err != nil {
-		for _, c := range conns {
-			c.Close()
-		}
+		closeAll(conns)
 		nic.Close()
 		return nil, fmt.Errorf("host: %w", err)
 	}
@@ -186,6 +205,12 @@ func Start(cfg Config) (*Node, error) {
 	}
 	n.log.Info("node started", "addr", addr.String(), "id", cfg.ID, "tenant", cfg.Tenant, "queues", cfg.Queues, "gossip", n.GossipAddr())
 	return n, nil
+}
+
+func closeAll(conns []*transport.UDPConn) {
+	for _, c := range conns {
+		c.Close()
+	}
 }
 
 // NodeID derives a node id from a name: FNV-1a, never 0.
@@ -327,7 +352,9 @@ func (n *Node) dial(ctx context.Context, ap netip.AddrPort) (*Peer, error) {
 			n.mu.Unlock()
 			select {
 			case <-w.done:
-				if w.err != nil {
+				// Another caller's dial ended. Its own deadline is no
+				// answer for this one: try again under ctx.
+				if w.err != nil && !errors.Is(w.err, context.DeadlineExceeded) && !errors.Is(w.err, context.Canceled) {
 					return nil, w.err
 				}
 				continue

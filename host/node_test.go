@@ -2,9 +2,11 @@ package host
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,14 +87,27 @@ func TestCallAndVerbs(t *testing.T) {
 	if err := p.Call(ctx, "get", uint64(3), &got); err != nil || got != 100 {
 		t.Errorf("get after the verbs: %d %v", got, err)
 	}
-	// An uninstalled program: the old id gives ErrNoHandler, and after a
-	// new install Call finds the new id by itself.
+	// An uninstalled program: the old id gives ErrNoHandler; after the
+	// node installs it again, Call finds the new id by itself.
 	prog := a.nic.Programs(uint64(a.tenant))[0]
 	if err := a.nic.Uninstall(prog); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Call(ctx, "get", uint64(3), &got); !errors.Is(err, ErrNoHandler) {
 		t.Errorf("after uninstall: %v", err)
+	}
+	if _, err := a.Install(demoObject(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Call(ctx, "get", uint64(3), &got); err != nil || got != 100 {
+		t.Errorf("after a local reinstall: %d %v", got, err)
+	}
+	if reply, err := p.CallRaw(ctx, "get", binary.LittleEndian.AppendUint64(nil, 3)); err != nil || len(reply) != 8 {
+		t.Errorf("raw call after the reinstall: %x %v", reply, err)
+	}
+	// And one installed over the wire.
+	if err := a.nic.Uninstall(a.nic.Programs(uint64(a.tenant))[0]); err != nil {
+		t.Fatal(err)
 	}
 	if err := p.Install(ctx, demoObject(t)); err != nil {
 		t.Fatal(err)
@@ -182,8 +197,10 @@ func TestCloseDrains(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
+	counters := a.nic.Regions(uint64(a.tenant))[0].Bytes()
 	var wg sync.WaitGroup
-	var okN, errN sync.Map
+	var errN sync.Map
+	answered := make([]uint64, 4) // by slot, each written by its worker
 	for w := range 4 {
 		wg.Add(1)
 		go func() {
@@ -194,11 +211,17 @@ func TestCloseDrains(t *testing.T) {
 					errN.Store(w*1000+i, err)
 					return
 				}
-				okN.Store(w*1000+i, v)
+				if v != answered[w]+1 {
+					t.Errorf("slot %d went from %d to %d", w, answered[w], v)
+				}
+				answered[w] = v
 			}
 		}()
 	}
-	time.Sleep(5 * time.Millisecond)
+	// Close once calls are flowing (or all done).
+	for a.srv.Stats().Requests < 40 && p.ClientStats().Replies < 800 {
+		runtime.Gosched()
+	}
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -209,6 +232,13 @@ func TestCloseDrains(t *testing.T) {
 		}
 		return true
 	})
+	// Every increment the node ran was answered: none was taken and then
+	// dropped at Close. (The NIC's cores have stopped: reading is safe.)
+	for slot := range 4 {
+		if ran := binary.LittleEndian.Uint64(counters[8*slot:]); ran != answered[slot] {
+			t.Errorf("slot %d: the node ran %d increments, %d were answered", slot, ran, answered[slot])
+		}
+	}
 	if err := a.Close(); err != nil {
 		t.Errorf("second close: %v", err)
 	}

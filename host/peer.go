@@ -178,6 +178,9 @@ func (p *Peer) Refresh(ctx context.Context) error {
 	if err != nil {
 		return p.err(fmt.Errorf("host: describe %v: %w", p.addr, err))
 	}
+	if d.Node != p.node {
+		return fmt.Errorf("host: %v is node %d now, not %d: dial it again", p.addr, d.Node, p.node)
+	}
 	return p.load(d)
 }
 
@@ -265,12 +268,34 @@ func (p *Peer) err(err error) error {
 // result (Handler.Encode and Handler.Decode say what fits). It returns when
 // the reply arrives, ctx ends, or the runtime gives up (ErrTimeout); a
 // handler that failed is a *HandlerError.
+//
+// A handler id the peer no longer knows (its program was uninstalled and
+// installed again) makes Call describe the peer again and, if the name now
+// has another id, call that once: the peer refused the first request
+// without running it.
 func (p *Peer) Call(ctx context.Context, handler string, args, result any) error {
 	h, err := p.Handler(ctx, handler)
 	if err != nil {
 		return err
 	}
-	return p.CallHandler(ctx, h, args, result)
+	err = p.CallHandler(ctx, h, args, result)
+	if h2 := p.renamed(ctx, handler, h, err); h2 != nil {
+		return p.CallHandler(ctx, h2, args, result)
+	}
+	return err
+}
+
+// renamed returns the handler called name after a refresh, if a call to
+// h failed because the peer did not know h's id and the name now has
+// another.
+func (p *Peer) renamed(ctx context.Context, name string, h *Handler, err error) *Handler {
+	if !errors.Is(err, nicrt.ErrUnknownHandler) || p.Refresh(ctx) != nil {
+		return nil
+	}
+	if h2, ok := p.lookup(name); ok && h2 != nil && h2.ID != h.ID {
+		return h2
+	}
+	return nil
 }
 
 // CallHandler is Call with the handler already looked up.
@@ -302,6 +327,10 @@ func (p *Peer) CallRaw(ctx context.Context, handler string, payload []byte) ([]b
 		return nil, err
 	}
 	reply, err := p.cl.Call(ctx, p.tenant, h.ID, payload)
+	if h2 := p.renamed(ctx, handler, h, err); h2 != nil {
+		h = h2
+		reply, err = p.cl.Call(ctx, p.tenant, h.ID, payload)
+	}
 	if err != nil {
 		return nil, p.err(callError(h, err))
 	}
@@ -341,8 +370,9 @@ func (c *Call) finish(err error) {
 	c.Done <- c
 }
 
-// Go starts a call and returns at once; the Call arrives on done when it
-// ends. done must have room for every call sent to it (a buffered
+// Go starts a call and returns without waiting for it (it may describe
+// the peer first, if it does not know the name); the Call arrives on done
+// when it ends. done must have room for every call sent to it (a buffered
 // channel), as the runtime's goroutine delivers it; nil makes a channel of
 // one. Many calls may be in flight: up to the peer's credits go out at
 // once, later ones wait for room on a goroutine of their own.

@@ -108,7 +108,34 @@ handler get(slot: u64) -> u64 {
 	if other, err := named.Describe(ctx, tenantB); err != nil || len(other.Programs)+len(other.Regions) != 0 {
 		t.Errorf("tenant B sees %+v, %v", other, err)
 	}
-	if err := named.control(ctx, tenantA, &wire.DescribeRequest{Cursor: 1000}, &wire.DescribeReply{}); !errors.Is(err, ErrBadControl) {
-		t.Errorf("cursor past the end: %v", err)
+	var past wire.DescribeReply
+	if err := named.control(ctx, tenantA, &wire.DescribeRequest{Cursor: regionCursor | 1000}, &past); err != nil || len(past.Programs)+len(past.Regions) != 0 || past.Next != 0 {
+		t.Errorf("cursor past the end: %+v %v", past, err)
+	}
+	// Pages name items by id: a program removed between pages does not
+	// make the next page skip one that stayed.
+	var first wire.DescribeReply
+	if err := named.control(ctx, tenantA, &wire.DescribeRequest{}, &first); err != nil || first.Next == 0 || len(first.Programs) == 0 {
+		t.Fatalf("first page: %+v %v", first, err)
+	}
+	gone, _ := tn.nic.Program(first.Programs[0].Program)
+	if err := tn.nic.Uninstall(gone); err != nil {
+		t.Fatal(err)
+	}
+	rest := map[uint64]bool{}
+	for cursor := first.Next; cursor != 0; {
+		var page wire.DescribeReply
+		if err := named.control(ctx, tenantA, &wire.DescribeRequest{Cursor: cursor}, &page); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range page.Programs {
+			rest[p.Program] = true
+		}
+		cursor = page.Next
+	}
+	for _, p := range d.Programs[len(first.Programs):] {
+		if !rest[p.Program] {
+			t.Errorf("program %d was skipped after an earlier one was uninstalled", p.Program)
+		}
 	}
 }

@@ -159,49 +159,63 @@ func (s *Server) install(req *wire.Header, m *wire.Install) (*wire.InstallReply,
 	return r, StatusOK, ""
 }
 
+// regionCursor marks a describe cursor that points into the regions.
+const regionCursor = 1 << 63
+
 // describe answers one page of the tenant's description: programs in id
-// order, then regions, from item cursor on, as many as fit a packet.
+// order, then regions in id order, as many as fit a packet. The cursor
+// names where the page starts by id, not by position, so that a program
+// installed or removed between pages cannot make a page skip an item
+// that stayed: 0 is the start, a program id p the programs from p on
+// (then every region), regionCursor|r the regions from id r on.
 func (s *Server) describe(tenant uint64, cursor uint64) ([]byte, Status, string) {
-	progs := s.nic.Programs(tenant)
-	regions := s.nic.Regions(tenant)
-	total := uint64(len(progs) + len(regions))
-	if cursor > total {
-		return nil, StatusBadControl, fmt.Sprintf("describe.cursor: %d is past the %d items", cursor, total)
+	type item struct {
+		prog   *Program
+		region *Region
+	}
+	var items []item
+	if cursor < regionCursor {
+		for _, p := range s.nic.Programs(tenant) {
+			if p.ID >= cursor {
+				items = append(items, item{prog: p})
+			}
+		}
+	}
+	for _, r := range s.nic.Regions(tenant) {
+		if cursor < regionCursor || uint64(r.ID) >= cursor&^regionCursor {
+			items = append(items, item{region: r})
+		}
 	}
 	page := &wire.DescribeReply{Node: s.cfg.Node}
-	var out []byte
-	limit := s.payloadLimit
-	for i := cursor; i < total; i++ {
-		if i < uint64(len(progs)) {
-			page.Programs = append(page.Programs, programDesc(progs[i]))
+	out, err := wire.AppendControl(nil, page) // an empty last page
+	if err != nil {
+		return nil, StatusControlFailed, err.Error()
+	}
+	for i, it := range items {
+		if it.prog != nil {
+			page.Programs = append(page.Programs, programDesc(it.prog))
+			page.Next = it.prog.ID + 1
 		} else {
-			r := regions[i-uint64(len(progs))]
+			r := it.region
 			pl := wire.PlacementHost
 			if r.NICMem {
 				pl = wire.PlacementNICMem
 			}
 			page.Regions = append(page.Regions, wire.RegionDesc{Name: r.Name, Region: r.ID, Key: r.Key, Size: r.Size(), Writable: r.Writable, Placement: pl})
+			page.Next = regionCursor | (uint64(r.ID) + 1)
 		}
-		page.Next = i + 1
-		if page.Next == total {
+		if i == len(items)-1 {
 			page.Next = 0
 		}
 		b, err := wire.AppendControl(nil, page)
 		if err != nil {
 			return nil, StatusControlFailed, err.Error()
 		}
-		if len(b) > limit {
-			if out == nil {
-				return nil, StatusControlFailed, fmt.Sprintf("describe: item %d alone needs %d bytes, a packet holds %d", i, len(b), limit)
+		if len(b) > s.payloadLimit {
+			if i == 0 {
+				return nil, StatusControlFailed, fmt.Sprintf("describe: one item alone needs %d bytes, a packet holds %d", len(b), s.payloadLimit)
 			}
 			break
-		}
-		out = b
-	}
-	if out == nil { // nothing to describe
-		b, err := wire.AppendControl(nil, page)
-		if err != nil {
-			return nil, StatusControlFailed, err.Error()
 		}
 		out = b
 	}

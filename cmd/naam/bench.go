@@ -85,7 +85,7 @@ bar shows on a terminal (stderr).`,
 	fl.IntVar(&f.valueSize, "value-size", 64, "kv: value bytes (8…256, a multiple of 8)")
 	fl.StringVar(&f.mix, "mix", "b", "YCSB mix: a (50% updates), b (5%), c (reads only)")
 	fl.StringVar(&f.dist, "dist", "zipfian", "key distribution: uniform or zipfian (θ 0.99)")
-	fl.IntVar(&f.clients, "clients", 4, "clients, each with its own connection")
+	fl.IntVar(&f.clients, "clients", 4, "clients (am, rdma: goroutine groups sharing the client node's peer and socket; memcached: a connection each)")
 	fl.IntVar(&f.outstanding, "outstanding", 8, "requests in flight per client")
 	fl.DurationVar(&f.duration, "duration", 5*time.Second, "how long each mode runs (0: until --ops)")
 	fl.Uint64Var(&f.ops, "ops", 0, "operations per mode (0: until --duration)")

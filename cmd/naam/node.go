@@ -31,6 +31,7 @@ import (
 type nodeFlags struct {
 	Name       string   `json:"name"`
 	Listen     string   `json:"listen"`
+	Advertise  string   `json:"advertise"`
 	ID         uint32   `json:"id"`
 	Tenant     uint32   `json:"tenant"`
 	SecretFile string   `json:"secret_file"`
@@ -90,6 +91,7 @@ When the node is ready it prints one line to stdout:
 	fl.StringVar(&configFile, "config", "", "JSON file of settings (keys as the flags' names); flags override it")
 	fl.StringVar(&f.Name, "name", "", "the node's name in the cluster (default naam-ADDR)")
 	fl.StringVar(&f.Listen, "listen", "127.0.0.1:0", "UDP address for active messages")
+	fl.StringVar(&f.Advertise, "advertise", "", "IP address other nodes reach this one at (needed with membership when --listen is 0.0.0.0 or [::])")
 	fl.Uint32Var(&f.ID, "id", 0, "node id on the wire (default: derived from the name)")
 	fl.Uint32Var(&f.Tenant, "tenant", 1, "tenant the node's regions and programs belong to")
 	fl.StringVar(&f.SecretFile, "secret-file", "", "file holding the tenant's key (default $NAAM_SECRET, else the development key)")
@@ -131,6 +133,9 @@ func mergeConfig(cmd *cobra.Command, file string, f *nodeFlags) error {
 	}
 	if !set("listen") && fromFile.Listen != "" {
 		f.Listen = fromFile.Listen
+	}
+	if !set("advertise") && fromFile.Advertise != "" {
+		f.Advertise = fromFile.Advertise
 	}
 	if !set("id") && fromFile.ID != 0 {
 		f.ID = fromFile.ID
@@ -314,7 +319,7 @@ func runNode(ctx context.Context, stdout, stderr io.Writer, f nodeFlags) error {
 	}
 	n, err := host.Start(host.Config{
 		NIC:  ncfg,
-		Name: f.Name, Listen: f.Listen, ID: f.ID, Tenant: f.Tenant, Secret: secret, Queues: f.Queues,
+		Name: f.Name, Listen: f.Listen, Advertise: f.Advertise, ID: f.ID, Tenant: f.Tenant, Secret: secret, Queues: f.Queues,
 		Gossip: f.Gossip, Join: f.Join, Peers: f.Peers, Logger: log,
 	})
 	if err != nil {
