@@ -18,6 +18,7 @@ import (
 	"github.com/naam-project/naam/examples/call"
 	"github.com/naam-project/naam/examples/rpc"
 	"github.com/naam-project/naam/host"
+	"github.com/naam-project/naam/internal/memcache"
 	"github.com/naam-project/naam/internal/workload"
 )
 
@@ -164,7 +165,7 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 		title = fmt.Sprintf("kv ycsb-%s %s, %d records, %d-byte values", strings.ToLower(mix.Name), dist.Name, f.records, f.valueSize)
 		targets = func(mode string) ([]workload.Target, func(), error) {
 			if mode == workload.ModeMemcached {
-				return memcachedTargets(ctx, f.clients, f.outstanding, f.records, f.valueSize)
+				return memcache.Baseline(ctx, f.clients, f.outstanding, f.records, f.valueSize)
 			}
 			return s.targets(mode, f.clients), func() {}, nil
 		}

@@ -9,7 +9,6 @@ import (
 	"github.com/naam-project/naam/examples/chase"
 	"github.com/naam-project/naam/examples/kv"
 	"github.com/naam-project/naam/host"
-	"github.com/naam-project/naam/internal/memcache"
 	"github.com/naam-project/naam/internal/workload"
 )
 
@@ -80,35 +79,6 @@ func (s *kvService) targets(mode string, clients int) []workload.Target {
 	return out
 }
 
-// memcachedTargets starts memcached on loopback, loads the records and
-// returns a pipelined client per client; stop ends it all.
-func memcachedTargets(ctx context.Context, clients, outstanding int, records uint64, valueSize int) (targets []workload.Target, stop func(), err error) {
-	srv, err := memcache.Start(ctx, memcache.ServerConfig{})
-	if err != nil {
-		return nil, nil, err
-	}
-	var conns []*memcache.Client
-	stop = func() {
-		for _, c := range conns {
-			c.Close()
-		}
-		srv.Close()
-	}
-	for range clients {
-		c, err := memcache.Dial(ctx, srv.Addr, outstanding)
-		if err != nil {
-			stop()
-			return nil, nil, err
-		}
-		conns = append(conns, c)
-		targets = append(targets, memcache.Records{Client: c})
-	}
-	if err := workload.Load(ctx, targets, records, valueSize, outstanding); err != nil {
-		stop()
-		return nil, nil, err
-	}
-	return targets, stop, nil
-}
 
 // chaseService is a linked list in a region of a node.
 type chaseService struct {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,26 +27,26 @@ import (
 	"github.com/naam-project/naam/nicrt"
 )
 
-// nodeFlags are naam node's settings; a --config file (JSON, the same
-// names) gives defaults that flags override.
+// nodeFlags are naam node's settings; a --config file (JSON, the flags'
+// names as keys) gives values that flags override.
 type nodeFlags struct {
-	Name       string   `json:"name"`
-	Listen     string   `json:"listen"`
-	Advertise  string   `json:"advertise"`
-	ID         uint32   `json:"id"`
-	Tenant     uint32   `json:"tenant"`
-	SecretFile string   `json:"secret_file"`
-	Queues     int      `json:"queues"`
-	Programs   []string `json:"program"`
-	Regions    []string `json:"region"`
-	Gossip     string   `json:"gossip"`
-	Join       []string `json:"join"`
-	Peers      []string `json:"peer"`
-	Metrics    string   `json:"metrics"`
-	LogLevel   string   `json:"log_level"`
-	LogFormat  string   `json:"log_format"`
-	AddrFile   string   `json:"addr_file"`
-	Tier       string   `json:"tier"`
+	Name       string
+	Listen     string
+	Advertise  string
+	ID         uint32
+	Tenant     uint32
+	SecretFile string
+	Queues     int
+	Programs   []string
+	Regions    []string
+	Gossip     string
+	Join       []string
+	Peers      []string
+	Metrics    string
+	LogLevel   string
+	LogFormat  string
+	AddrFile   string
+	Tier       string
 }
 
 func newNodeCmd() *cobra.Command {
@@ -78,7 +79,7 @@ When the node is ready it prints one line to stdout:
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if configFile != "" {
-				if err := mergeConfig(cmd, configFile, &f); err != nil {
+				if err := mergeConfig(cmd, configFile); err != nil {
 					return err
 				}
 			}
@@ -109,17 +110,16 @@ When the node is ready it prints one line to stdout:
 	return cmd
 }
 
-// mergeConfig fills the flags the command line did not set from a JSON
-// file.
-func mergeConfig(cmd *cobra.Command, file string, f *nodeFlags) error {
+// mergeConfig sets, from a JSON file, the flags the command line did not
+// set: each key is a flag's name (with _ for -), an array gives a
+// repeatable flag its values.
+func mergeConfig(cmd *cobra.Command, file string) error {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return err
 	}
-	var fromFile nodeFlags
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&fromFile); err != nil {
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			line := 1 + strings.Count(string(b[:se.Offset]), "\n")
@@ -127,57 +127,33 @@ func mergeConfig(cmd *cobra.Command, file string, f *nodeFlags) error {
 		}
 		return fmt.Errorf("%s: %v", file, err)
 	}
-	set := func(name string) bool { return cmd.Flags().Changed(name) }
-	if !set("name") && fromFile.Name != "" {
-		f.Name = fromFile.Name
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
 	}
-	if !set("listen") && fromFile.Listen != "" {
-		f.Listen = fromFile.Listen
-	}
-	if !set("advertise") && fromFile.Advertise != "" {
-		f.Advertise = fromFile.Advertise
-	}
-	if !set("id") && fromFile.ID != 0 {
-		f.ID = fromFile.ID
-	}
-	if !set("tenant") && fromFile.Tenant != 0 {
-		f.Tenant = fromFile.Tenant
-	}
-	if !set("secret-file") && fromFile.SecretFile != "" {
-		f.SecretFile = fromFile.SecretFile
-	}
-	if !set("queues") && fromFile.Queues != 0 {
-		f.Queues = fromFile.Queues
-	}
-	if !set("program") {
-		f.Programs = fromFile.Programs
-	}
-	if !set("region") {
-		f.Regions = fromFile.Regions
-	}
-	if !set("gossip") && fromFile.Gossip != "" {
-		f.Gossip = fromFile.Gossip
-	}
-	if !set("join") {
-		f.Join = fromFile.Join
-	}
-	if !set("peer") {
-		f.Peers = fromFile.Peers
-	}
-	if !set("metrics") && fromFile.Metrics != "" {
-		f.Metrics = fromFile.Metrics
-	}
-	if !set("log-level") && fromFile.LogLevel != "" {
-		f.LogLevel = fromFile.LogLevel
-	}
-	if !set("log-format") && fromFile.LogFormat != "" {
-		f.LogFormat = fromFile.LogFormat
-	}
-	if !set("addr-file") && fromFile.AddrFile != "" {
-		f.AddrFile = fromFile.AddrFile
-	}
-	if !set("tier") && fromFile.Tier != "" {
-		f.Tier = fromFile.Tier
+	sort.Strings(names)
+	for _, key := range names {
+		name := strings.ReplaceAll(key, "_", "-")
+		fl := cmd.Flags().Lookup(name)
+		if fl == nil || name == "config" {
+			return fmt.Errorf("%s: unknown field %q", file, key)
+		}
+		if fl.Changed {
+			continue // the command line wins
+		}
+		var vals []json.RawMessage
+		if err := json.Unmarshal(keys[key], &vals); err != nil {
+			vals = []json.RawMessage{keys[key]}
+		}
+		for _, v := range vals {
+			var text string
+			if err := json.Unmarshal(v, &text); err != nil {
+				text = string(v) // a number
+			}
+			if err := cmd.Flags().Set(name, text); err != nil {
+				return fmt.Errorf("%s: %s: %v", file, key, err)
+			}
+		}
 	}
 	return nil
 }

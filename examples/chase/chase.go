@@ -1,7 +1,6 @@
 package chase
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"encoding/binary"
@@ -12,8 +11,8 @@ import (
 	"text/template"
 
 	"github.com/naam-project/naam/bytecode"
-	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/examples/call"
+	"github.com/naam-project/naam/examples/internal/gen"
 	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/nicrt"
@@ -99,11 +98,7 @@ func Source(c Config) ([]byte, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
-	if err := tmpl.Execute(&b, c.withDefaults()); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return gen.Source(tmpl, c.withDefaults())
 }
 
 // Compile compiles the program for c (nicrt.NIC.Install verifies it).
@@ -112,14 +107,7 @@ func Compile(c Config) (*bytecode.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	fset := lang.NewFileSet()
-	obj, err := compiler.Compile(fset, "chase.naam", src)
-	if err != nil {
-		var msg bytes.Buffer
-		lang.Print(&msg, fset, err)
-		return nil, fmt.Errorf("chase: compile: %w\n%s", err, msg.String())
-	}
-	return obj, nil
+	return gen.Compile("chase", "chase.naam", src)
 }
 
 // Node is one list node as the host sees it.

@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"bytes"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -10,7 +9,7 @@ import (
 	"text/template"
 
 	"github.com/naam-project/naam/bytecode"
-	"github.com/naam-project/naam/compiler"
+	"github.com/naam-project/naam/examples/internal/gen"
 	"github.com/naam-project/naam/lang"
 )
 
@@ -151,11 +150,7 @@ func Source(c Config) ([]byte, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
-	if err := tmpl.Execute(&b, c.withDefaults()); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return gen.Source(tmpl, c.withDefaults())
 }
 
 // Compile compiles the program for c. The object is not verified here:
@@ -165,14 +160,7 @@ func Compile(c Config) (*bytecode.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	fset := lang.NewFileSet()
-	obj, err := compiler.Compile(fset, "kv.naam", src)
-	if err != nil {
-		var msg bytes.Buffer
-		lang.Print(&msg, fset, err)
-		return nil, fmt.Errorf("kv: compile: %w\n%s", err, msg.String())
-	}
-	return obj, nil
+	return gen.Compile("kv", "kv.naam", src)
 }
 
 // Hash is the language's hash helper over a key: FNV-1a 64, as the NIC

@@ -1,7 +1,6 @@
 package rpc
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"encoding/binary"
@@ -11,9 +10,8 @@ import (
 	"text/template"
 
 	"github.com/naam-project/naam/bytecode"
-	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/examples/call"
-	"github.com/naam-project/naam/lang"
+	"github.com/naam-project/naam/examples/internal/gen"
 	"github.com/naam-project/naam/nicrt"
 )
 
@@ -136,11 +134,7 @@ func Source(c Config) ([]byte, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
-	if err := tmpl.Execute(&b, c.withDefaults()); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return gen.Source(tmpl, c.withDefaults())
 }
 
 // Compile compiles the program for c (nicrt.NIC.Install verifies it).
@@ -149,14 +143,7 @@ func Compile(c Config) (*bytecode.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	fset := lang.NewFileSet()
-	obj, err := compiler.Compile(fset, "ledger.naam", src)
-	if err != nil {
-		var msg bytes.Buffer
-		lang.Print(&msg, fset, err)
-		return nil, fmt.Errorf("rpc: compile: %w\n%s", err, msg.String())
-	}
-	return obj, nil
+	return gen.Compile("rpc", "ledger.naam", src)
 }
 
 // Regions are a node's ledger regions.

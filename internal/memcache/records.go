@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strconv"
+
+	"github.com/naam-project/naam/internal/workload"
 )
 
 // ErrMissing is Records.Get's error for a record the server does not
@@ -40,4 +42,36 @@ func (r Records) Get(ctx context.Context, key uint64) (int, error) {
 // Put stores record key.
 func (r Records) Put(ctx context.Context, key uint64, value []byte) (int, error) {
 	return 1, r.Client.Set(ctx, KeyOf(key), value)
+}
+
+// Baseline starts memcached on loopback, connects one pipelined client
+// (outstanding requests in flight) per benchmark client, and loads
+// records of valueSize bytes: the KV benchmark's memcached mode. stop
+// closes the clients and the server.
+func Baseline(ctx context.Context, clients, outstanding int, records uint64, valueSize int) (targets []workload.Target, stop func(), err error) {
+	srv, err := Start(ctx, ServerConfig{})
+	if err != nil {
+		return nil, nil, err
+	}
+	var conns []*Client
+	stop = func() {
+		for _, c := range conns {
+			c.Close()
+		}
+		srv.Close()
+	}
+	for range clients {
+		c, err := Dial(ctx, srv.Addr, outstanding)
+		if err != nil {
+			stop()
+			return nil, nil, err
+		}
+		conns = append(conns, c)
+		targets = append(targets, Records{Client: c})
+	}
+	if err := workload.Load(ctx, targets, records, valueSize, outstanding); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return targets, stop, nil
 }

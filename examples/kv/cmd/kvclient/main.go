@@ -196,7 +196,7 @@ func ycsb(ctx context.Context, c *conn, args []string, stdout, stderr io.Writer)
 	for _, mode := range strings.Split(*modes, ",") {
 		var targets []workload.Target
 		if mode == workload.ModeMemcached {
-			mc, stop, err := memcachedTargets(ctx, *clients, *outstanding, *records, wcfg.ValueSize)
+			mc, stop, err := memcache.Baseline(ctx, *clients, *outstanding, *records, wcfg.ValueSize)
 			if err != nil {
 				return fail(err)
 			}
@@ -255,33 +255,3 @@ func ycsb(ctx context.Context, c *conn, args []string, stdout, stderr io.Writer)
 	return 0
 }
 
-// memcachedTargets starts memcached on loopback, connects one pipelined
-// client per benchmark client and loads the records.
-func memcachedTargets(ctx context.Context, clients, outstanding int, records uint64, valueSize int) ([]workload.Target, func(), error) {
-	srv, err := memcache.Start(ctx, memcache.ServerConfig{})
-	if err != nil {
-		return nil, nil, err
-	}
-	var conns []*memcache.Client
-	stop := func() {
-		for _, c := range conns {
-			c.Close()
-		}
-		srv.Close()
-	}
-	var targets []workload.Target
-	for range clients {
-		c, err := memcache.Dial(ctx, srv.Addr, outstanding)
-		if err != nil {
-			stop()
-			return nil, nil, err
-		}
-		conns = append(conns, c)
-		targets = append(targets, memcache.Records{Client: c})
-	}
-	if err := workload.Load(ctx, targets, records, valueSize, outstanding); err != nil {
-		stop()
-		return nil, nil, err
-	}
-	return targets, stop, nil
-}
