@@ -7,14 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"regexp"
 	"text/template"
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/examples/call"
 	"github.com/naam-project/naam/examples/internal/gen"
 	"github.com/naam-project/naam/host"
-	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/nicrt"
 )
 
@@ -74,13 +72,11 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 // Validate reports what is wrong with c.
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	switch {
-	case !identRE.MatchString(c.Region) || lang.IsKeyword(c.Region):
+	case !gen.IsName(c.Region):
 		return fmt.Errorf("chase: region name %q is not an identifier", c.Region)
 	case c.MaxHops > MaxMaxHops:
 		return fmt.Errorf("chase: %d hops, at most %d", c.MaxHops, MaxMaxHops)

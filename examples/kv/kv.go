@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"regexp"
 	"text/template"
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/examples/internal/gen"
-	"github.com/naam-project/naam/lang"
 )
 
 //go:embed kv.naam.tmpl
@@ -111,13 +109,11 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 // Validate reports what is wrong with c (after defaults).
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	switch {
-	case !identRE.MatchString(c.Region) || lang.IsKeyword(c.Region):
+	case !gen.IsName(c.Region):
 		return fmt.Errorf("kv: region name %q is not an identifier", c.Region)
 	case bits.OnesCount32(c.Buckets) != 1:
 		return fmt.Errorf("kv: %d buckets is not a power of two", c.Buckets)

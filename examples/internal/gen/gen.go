@@ -3,6 +3,7 @@ package gen
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"text/template"
 
 	"github.com/naam-project/naam/bytecode"
@@ -31,4 +32,12 @@ func Compile(pkg, file string, src []byte) (*bytecode.Object, error) {
 		return nil, fmt.Errorf("%s: compile: %w\n%s", pkg, err, msg.String())
 	}
 	return obj, nil
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// IsName reports whether s may name a region in a handler program: an
+// identifier that is not a keyword of the language.
+func IsName(s string) bool {
+	return identRE.MatchString(s) && !lang.IsKeyword(s)
 }

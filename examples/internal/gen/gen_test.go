@@ -24,3 +24,11 @@ func TestSourceAndCompile(t *testing.T) {
 		t.Error("a template error was not returned")
 	}
 }
+
+func TestIsName(t *testing.T) {
+	for s, want := range map[string]bool{"table": true, "_t2": true, "": false, "2t": false, "a-b": false, "handler": false} {
+		if IsName(s) != want {
+			t.Errorf("IsName(%q) = %v", s, !want)
+		}
+	}
+}

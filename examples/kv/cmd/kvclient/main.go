@@ -254,4 +254,3 @@ func ycsb(ctx context.Context, c *conn, args []string, stdout, stderr io.Writer)
 	}
 	return 0
 }
-
