@@ -213,27 +213,39 @@ func (c *RDMAClient) Get(ctx context.Context, key Key) (Reply, error) {
 	}
 }
 
+// bucketAt returns the header of probe p from home and its bucket index,
+// reading the next window of headers with one READ where p starts one
+// (the first probe, and the wrap to bucket 0): a READ reaches to the end
+// of the probe window or of the table.
+func (c *RDMAClient) bucketAt(ctx context.Context, home, p uint32, window *[]byte, rep *Reply) ([]byte, uint32, error) {
+	cfg := c.cfg
+	i := (home + p) & (cfg.Buckets - 1)
+	if p == 0 || i == 0 {
+		n := min(cfg.Probes-p, cfg.Buckets-i)
+		rep.RoundTrips++
+		w, err := c.r.Read(ctx, uint64(i)*BucketSize, n*BucketSize)
+		if err != nil {
+			return nil, i, err
+		}
+		if len(w) != int(n*BucketSize) {
+			return nil, i, fmt.Errorf("kv: READ of %d bytes gave %d", n*BucketSize, len(w))
+		}
+		*window = w
+	}
+	b := (*window)[:BucketSize]
+	*window = (*window)[BucketSize:]
+	return b, i, nil
+}
+
 func (c *RDMAClient) get(ctx context.Context, key Key, rep *Reply) error {
 	cfg := c.cfg
 	home := cfg.Home(key)
 	var window []byte
 	for p := uint32(0); p < cfg.Probes; p++ {
-		i := (home + p) & (cfg.Buckets - 1)
-		if p == 0 || i == 0 {
-			// One READ reaches to the end of the window or of the table.
-			n := min(cfg.Probes-p, cfg.Buckets-i)
-			rep.RoundTrips++
-			b, err := c.r.Read(ctx, uint64(i)*BucketSize, n*BucketSize)
-			if err != nil {
-				return err
-			}
-			if len(b) != int(n*BucketSize) {
-				return fmt.Errorf("kv: READ of %d bytes gave %d", n*BucketSize, len(b))
-			}
-			window = b
+		b, i, err := c.bucketAt(ctx, home, p, &window, rep)
+		if err != nil {
+			return err
 		}
-		b := window[:BucketSize]
-		window = window[BucketSize:]
 		v := binary.LittleEndian.Uint64(b[BucketVersion:])
 		if v&1 == 1 {
 			return ErrBusy

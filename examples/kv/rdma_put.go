@@ -52,21 +52,10 @@ func (c *RDMAClient) put(ctx context.Context, vb call.Verbs, key Key, value []by
 	target, tv, found, haveFree := uint32(0), uint64(0), false, false
 	var header []byte
 	for p := uint32(0); p < cfg.Probes; p++ {
-		i := (home + p) & (cfg.Buckets - 1)
-		if p == 0 || i == 0 {
-			n := min(cfg.Probes-p, cfg.Buckets-i)
-			rep.RoundTrips++
-			b, err := c.r.Read(ctx, uint64(i)*BucketSize, n*BucketSize)
-			if err != nil {
-				return err
-			}
-			if len(b) != int(n*BucketSize) {
-				return fmt.Errorf("kv: READ of %d bytes gave %d", n*BucketSize, len(b))
-			}
-			window = b
+		b, i, err := c.bucketAt(ctx, home, p, &window, rep)
+		if err != nil {
+			return err
 		}
-		b := window[:BucketSize]
-		window = window[BucketSize:]
 		ver := binary.LittleEndian.Uint64(b[BucketVersion:])
 		if ver&1 == 1 {
 			return ErrBusy
