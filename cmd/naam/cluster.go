@@ -79,7 +79,6 @@ func (s *kvService) targets(mode string, clients int) []workload.Target {
 	return out
 }
 
-
 // chaseService is a linked list in a region of a node.
 type chaseService struct {
 	cfg  chase.Config
