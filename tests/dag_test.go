@@ -38,7 +38,7 @@ var allowedImports = map[string][]string{
 	"examples/kv/cmd/kvserver": {"examples/kv", "internal/workload", "nicrt", "nicrt/transport", "nicrt/wire"},
 	"examples/kv/cmd/kvclient": {"examples/call", "examples/kv", "internal/memcache", "internal/workload", "nicrt", "nicrt/transport", "nicrt/wire"},
 	"examples/chase":           {"bytecode", "nicrt", "host", "examples/call", "examples/internal/gen"},
-	"examples/rpc":             {"bytecode", "nicrt", "examples/call", "examples/internal/gen"},
+	"examples/rpc":             {"bytecode", "nicrt", "host", "examples/call", "examples/internal/gen"},
 	"internal/workload":        {},
 	"internal/memcache":        {"internal/workload"},
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/naam-project/naam/examples/call"
 	"github.com/naam-project/naam/examples/rpc"
 	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/internal/memcache"
@@ -310,33 +309,10 @@ type ledgerService struct {
 }
 
 func startLedger(ctx context.Context, server, caller *host.Node, accounts int) (*ledgerService, error) {
-	cfg := rpc.Config{Accounts: uint32(accounts)}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	obj, err := rpc.Compile(cfg)
+	c, err := ledgerOn(ctx, server, caller, rpc.Config{Accounts: uint32(accounts)}, nil)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := rpc.Register(server.NIC(), uint64(server.Tenant()), cfg, uint64(server.ID()), nil); err != nil {
-		return nil, err
-	}
-	if _, err := server.Install(obj); err != nil {
-		return nil, err
-	}
-	peer, err := caller.Dial(ctx, server.Addr().String())
-	if err != nil {
-		return nil, err
-	}
-	ids := rpc.HandlerIDs{}
-	for _, name := range rpc.Handlers {
-		h, err := peer.Handler(ctx, name)
-		if err != nil {
-			return nil, err
-		}
-		ids[name] = h.ID
-	}
-	c := rpc.NewClient(call.Peer{P: peer}, ids)
 	for a := range accounts {
 		if _, _, err := c.Deposit(ctx, uint32(a), 1_000_000); err != nil {
 			return nil, fmt.Errorf("deposit to account %d: %w", a, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/naam-project/naam/examples/call"
 	"github.com/naam-project/naam/examples/chase"
 	"github.com/naam-project/naam/examples/kv"
+	"github.com/naam-project/naam/examples/rpc"
 	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/internal/workload"
 )
@@ -148,4 +149,28 @@ func (s *chaseService) targets(mode string, clients int) []workload.Target {
 		}
 	}
 	return out
+}
+
+// ledgerOn registers the ledger's regions on n (peers: the nodes its
+// handlers may send to), installs it and returns a client from caller.
+func ledgerOn(ctx context.Context, n, caller *host.Node, cfg rpc.Config, peers []uint64) (*rpc.Client, error) {
+	obj, err := rpc.Compile(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := rpc.Register(n.NIC(), uint64(n.Tenant()), cfg, uint64(n.ID()), peers); err != nil {
+		return nil, err
+	}
+	if _, err := n.Install(obj); err != nil {
+		return nil, err
+	}
+	p, err := caller.Dial(ctx, n.Addr().String())
+	if err != nil {
+		return nil, err
+	}
+	ids, err := rpc.PeerIDs(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return rpc.NewClient(call.Peer{P: p}, ids), nil
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/naam-project/naam/examples/call"
 	"github.com/naam-project/naam/examples/rpc"
 	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/internal/workload"
@@ -157,34 +156,14 @@ func runClusterDemo(ctx context.Context, w io.Writer, records, ops uint64) error
 // them with handlers that send and forward.
 func demoLedger(ctx context.Context, w io.Writer, a, b, caller *host.Node) error {
 	cfg := rpc.Config{Accounts: 16, History: 64}
-	obj, err := rpc.Compile(cfg)
+	ca, err := ledgerOn(ctx, a, caller, cfg, []uint64{uint64(b.ID())})
 	if err != nil {
 		return err
 	}
-	clients := map[*host.Node]*rpc.Client{}
-	for _, pair := range [][2]*host.Node{{a, b}, {b, a}} {
-		n, other := pair[0], pair[1]
-		if _, err := rpc.Register(n.NIC(), uint64(n.Tenant()), cfg, uint64(n.ID()), []uint64{uint64(other.ID())}); err != nil {
-			return err
-		}
-		if _, err := n.Install(obj); err != nil {
-			return err
-		}
-		p, err := caller.Dial(ctx, n.Addr().String())
-		if err != nil {
-			return err
-		}
-		ids := rpc.HandlerIDs{}
-		for _, name := range rpc.Handlers {
-			h, err := p.Handler(ctx, name)
-			if err != nil {
-				return err
-			}
-			ids[name] = h.ID
-		}
-		clients[n] = rpc.NewClient(call.Peer{P: p}, ids)
+	cb, err := ledgerOn(ctx, b, caller, cfg, []uint64{uint64(a.ID())})
+	if err != nil {
+		return err
 	}
-	ca, cb := clients[a], clients[b]
 	if _, _, err := ca.Deposit(ctx, 0, 500); err != nil {
 		return err
 	}

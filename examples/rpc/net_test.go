@@ -49,13 +49,9 @@ func ledgerOn(t *testing.T, ctx context.Context, n, caller *host.Node, cfg Confi
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := HandlerIDs{}
-	for _, h := range Handlers {
-		hd, err := p.Handler(ctx, h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids[h] = hd.ID
+	ids, err := PeerIDs(ctx, p)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return &netNode{node: n, client: NewClient(call.Peer{P: p}, ids), regs: regs}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/examples/call"
 	"github.com/naam-project/naam/examples/internal/gen"
+	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/nicrt"
 )
 
@@ -341,4 +342,18 @@ func (c *Client) BalanceAt(ctx context.Context, at uint64, acct uint32) (balance
 	}
 	balance, ops = two(out)
 	return balance, ops, nil
+}
+
+// PeerIDs finds the handler ids of the ledger a node installed, through
+// the host library.
+func PeerIDs(ctx context.Context, p *host.Peer) (HandlerIDs, error) {
+	ids := HandlerIDs{}
+	for _, name := range Handlers {
+		h, err := p.Handler(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("rpc: %w", err)
+		}
+		ids[name] = h.ID
+	}
+	return ids, nil
 }
