@@ -190,6 +190,7 @@ func (c *Client) send(r *request, write func(*bufio.Writer)) error {
 func (c *Client) readLoop(br *bufio.Reader) {
 	defer close(c.done)
 	var err error
+	var broken *request
 	for err == nil {
 		var r *request
 		select {
@@ -211,9 +212,9 @@ func (c *Client) readLoop(br *bufio.Reader) {
 		if err != nil {
 			break
 		}
-		err = c.readReply(br, r)
-		if err != nil {
-			r.err = err
+		if err = c.readReply(br, r); err != nil {
+			broken = r
+			break
 		}
 		close(r.done)
 	}
@@ -224,6 +225,12 @@ func (c *Client) readLoop(br *bufio.Reader) {
 	}
 	failErr := c.err
 	c.wmu.Unlock()
+	// The request whose reply broke the stream learns why only now, after
+	// c.err is set, so a call that follows it fails naming the connection.
+	if broken != nil {
+		broken.err = err
+		close(broken.done)
+	}
 	for {
 		select {
 		case r := <-c.pending:
