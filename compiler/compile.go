@@ -12,11 +12,21 @@ import (
 
 // Compile parses, checks and compiles one source file. Front-end and
 // compile errors are a lang.ErrorList, sorted, each with file:line:col.
+// It is CompileWith with the zero lang.Config: the source as written.
 func Compile(fset *lang.FileSet, name string, src []byte) (*bytecode.Object, error) {
+	return CompileWith(lang.Config{}, fset, name, src)
+}
+
+// CompileWith compiles one source file with the front end configured by
+// conf (constant overrides, lang.Config.Constants). Errors are as
+// Compile's, and an override naming no constant is conf.Check's
+// *lang.OverrideError. The object records the source as written, not the
+// overrides.
+func CompileWith(conf lang.Config, fset *lang.FileSet, name string, src []byte) (*bytecode.Object, error) {
 	if fset != nil {
 		fset.AddFile(name, src)
 	}
-	f, info, err := lang.CheckSource(fset, name, src)
+	f, info, err := conf.CheckSource(fset, name, src)
 	if err != nil {
 		return nil, err
 	}

@@ -29,22 +29,14 @@ type TypeAndValue struct {
 
 // Check type-checks a parsed file. It returns the Info (complete as far as
 // checking got) and an ErrorList, sorted, if the program is not valid.
-func Check(f *File) (*Info, error) {
-	c := newChecker()
-	c.file(f)
-	c.errs.Sort()
-	return c.info, c.errs.Err()
-}
+// It is Config.Check with the zero Config.
+func Check(f *File) (*Info, error) { return (&Config{}).Check(f) }
 
 // CheckSource parses and checks src: the whole front end. Type checking is
-// skipped when the file does not parse.
+// skipped when the file does not parse. It is Config.CheckSource with the
+// zero Config.
 func CheckSource(fset *FileSet, name string, src []byte) (*File, *Info, error) {
-	f, err := ParseFile(fset, name, src)
-	if err != nil {
-		return f, nil, err
-	}
-	info, err := Check(f)
-	return f, info, err
+	return (&Config{}).CheckSource(fset, name, src)
 }
 
 type scope struct {
@@ -85,6 +77,9 @@ type checker struct {
 	fn *funcCtx // the fn or handler whose body is being checked
 
 	calls map[Object][]callSite // call graph: fn or handler → fns it calls
+
+	overrides map[string]constant.Value // Config.Constants
+	objs      []Object                  // top-level declarations, in source order
 }
 
 type callSite struct {
@@ -122,9 +117,9 @@ func (c *checker) errorf(pos Pos, format string, args ...any) {
 
 // ---- Declarations ----
 
-func (c *checker) file(f *File) {
-	// Collect: top-level names may be used before they are declared.
-	var objs []Object
+// collect declares the top-level names (they may be used before they are
+// declared) and checks that every override names a constant.
+func (c *checker) collect(f *File) error {
 	for _, d := range f.Decls {
 		var obj Object
 		var name *Ident
@@ -148,9 +143,15 @@ func (c *checker) file(f *File) {
 		default:
 			continue
 		}
-		objs = append(objs, obj)
+		c.objs = append(c.objs, obj)
 		c.declare(c.pkg, name, obj)
 	}
+	return c.checkOverrideNames(f)
+}
+
+// check checks the collected declarations.
+func (c *checker) check() {
+	objs := c.objs
 	// Resolve every declaration's type (constants and structs resolve on
 	// demand as well, so order does not matter).
 	for _, obj := range objs {
@@ -259,6 +260,9 @@ func (c *checker) constDecl(obj *Const) {
 		if !c.assign(&x, t, "constant "+obj.name) {
 			return
 		}
+	}
+	if v, ok := c.overrides[obj.name]; ok && !c.override(obj, &x, v) {
+		return
 	}
 	obj.typ, obj.Val = x.typ, x.val
 	c.info.Consts = append(c.info.Consts, obj)
