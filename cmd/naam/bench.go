@@ -17,6 +17,7 @@ import (
 
 	"github.com/naam-project/naam/examples/rpc"
 	"github.com/naam-project/naam/host"
+	"github.com/naam-project/naam/internal/cli"
 	"github.com/naam-project/naam/internal/memcache"
 	"github.com/naam-project/naam/internal/workload"
 )
@@ -159,7 +160,7 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 	case "kv":
 		s, err := startKV(ctx, server, client, f.records, f.valueSize)
 		if err != nil {
-			return &exitError{1, fmt.Errorf("kv: %w", err)}
+			return &cli.ExitError{Code: 1, Err: fmt.Errorf("kv: %w", err)}
 		}
 		title = fmt.Sprintf("kv ycsb-%s %s, %d records, %d-byte values", strings.ToLower(mix.Name), dist.Name, f.records, f.valueSize)
 		targets = func(mode string) ([]workload.Target, func(), error) {
@@ -174,7 +175,7 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 		}
 		s, err := startChase(ctx, server, client, f.listNodes, uint32(f.hops))
 		if err != nil {
-			return &exitError{1, fmt.Errorf("chase: %w", err)}
+			return &cli.ExitError{Code: 1, Err: fmt.Errorf("chase: %w", err)}
 		}
 		title = fmt.Sprintf("chase, %d hops in a %d-node list", f.hops, f.listNodes)
 		wcfg.Mix = workload.MixC
@@ -184,7 +185,7 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 	case "rpc":
 		s, err := startLedger(ctx, server, client, f.accounts)
 		if err != nil {
-			return &exitError{1, fmt.Errorf("rpc: %w", err)}
+			return &cli.ExitError{Code: 1, Err: fmt.Errorf("rpc: %w", err)}
 		}
 		wcfg.Records = uint64(f.accounts)
 		title = fmt.Sprintf("rpc ledger ycsb-%s %s, %d accounts (reads: balance, updates: transfer)", strings.ToLower(mix.Name), dist.Name, f.accounts)
@@ -200,22 +201,22 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 	for _, mode := range modes {
 		ts, stop, err := targets(mode)
 		if err != nil {
-			return &exitError{1, fmt.Errorf("%s: %w", mode, err)}
+			return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %w", mode, err)}
 		}
 		st, err := runMode(ctx, stderr, mode, wcfg, ts, f.progress)
 		stop()
 		if err != nil {
-			return &exitError{1, fmt.Errorf("%s: %w", mode, err)}
+			return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %w", mode, err)}
 		}
 		if st.Errors > 0 {
-			return &exitError{1, fmt.Errorf("%s: %d of %d operations failed; the first: %v", mode, st.Errors, st.Errors+st.Ops, st.FirstError)}
+			return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %d of %d operations failed; the first: %v", mode, st.Errors, st.Errors+st.Ops, st.FirstError)}
 		}
 		runs = append(runs, workload.ModeRun{Mode: mode, Stats: st})
 	}
 	res := workload.NewResult(title, runs)
 	if f.plot != "" {
 		if err := workload.WriteFigure(f.plot, title, runs); err != nil {
-			return &exitError{1, fmt.Errorf("--plot: %w", err)}
+			return &cli.ExitError{Code: 1, Err: fmt.Errorf("--plot: %w", err)}
 		}
 	}
 	if f.json {

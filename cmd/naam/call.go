@@ -14,6 +14,7 @@ import (
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/host"
+	"github.com/naam-project/naam/internal/cli"
 	"github.com/naam-project/naam/nicrt"
 )
 
@@ -40,7 +41,7 @@ func (c *clientFlags) with(cmd *cobra.Command, addr string, f func(context.Conte
 	}
 	p, err := host.Dial(ctx, addr, c.tenant, secret, 0)
 	if err != nil {
-		return &exitError{1, err}
+		return &cli.ExitError{Code: 1, Err: err}
 	}
 	defer p.Close()
 	return f(ctx, p)
@@ -116,7 +117,7 @@ func fieldList(fs []bytecode.Field) string {
 func runCall(ctx context.Context, w io.Writer, p *host.Peer, handler string, args []string, raw string) error {
 	h, err := p.Handler(ctx, handler)
 	if err != nil {
-		return &exitError{1, err}
+		return &cli.ExitError{Code: 1, Err: err}
 	}
 	var payload []byte
 	if raw != "" {
@@ -148,9 +149,9 @@ func runCall(ctx context.Context, w io.Writer, p *host.Peer, handler string, arg
 	if err != nil {
 		var he *host.HandlerError
 		if errors.As(err, &he) {
-			return &exitError{1, fmt.Errorf("%s failed with code %d", h, he.Code)}
+			return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s failed with code %d", h, he.Code)}
 		}
-		return &exitError{1, err}
+		return &cli.ExitError{Code: 1, Err: err}
 	}
 	if raw != "" {
 		fmt.Fprintf(w, "%x\n", reply)
@@ -178,7 +179,7 @@ per core and per handler, drops by reason, the server's traffic
 			return cf.with(cmd, pos[0], func(ctx context.Context, p *host.Peer) error {
 				cs, err := allStats(ctx, p, prefix, 0)
 				if err != nil {
-					return &exitError{1, err}
+					return &cli.ExitError{Code: 1, Err: err}
 				}
 				sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
 				for _, c := range cs {

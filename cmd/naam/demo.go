@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/naam-project/naam/internal/cli"
 	"github.com/naam-project/naam/internal/kernel"
 	"github.com/naam-project/naam/internal/testprog"
 	"github.com/naam-project/naam/verifier"
@@ -34,7 +35,7 @@ func runEngines(w io.Writer, perMode time.Duration) error {
 	for _, prog := range testprog.Benchmarks() {
 		row, err := demoProgram(prog, perMode, kernelErr == nil)
 		if err != nil {
-			return &exitError{code: 1, err: fmt.Errorf("%s: %w", prog.Name, err)}
+			return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %w", prog.Name, err)}
 		}
 		rows = append(rows, row)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/naam-project/naam/examples/rpc"
 	"github.com/naam-project/naam/host"
+	"github.com/naam-project/naam/internal/cli"
 	"github.com/naam-project/naam/internal/workload"
 )
 
@@ -41,7 +42,7 @@ programs in the eBPF interpreter beside the kernel's JIT.`,
 			defer cancel()
 			w := cmd.OutOrStdout()
 			if err := runClusterDemo(ctx, w, records, ops); err != nil {
-				return &exitError{1, err}
+				return &cli.ExitError{Code: 1, Err: err}
 			}
 			fmt.Fprintln(w)
 			fmt.Fprintln(w, "The handler VM: the benchmark programs in the eBPF interpreter beside the kernel's JIT.")

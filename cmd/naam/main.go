@@ -1,12 +1,12 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/naam-project/naam/internal/cli"
 )
 
 func main() { os.Exit(doMain(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -29,20 +29,5 @@ stats prints its counters, demo shows what NAAM does.`,
 	root.SetErr(stderr)
 	root.SetArgs(args)
 	root.AddCommand(newDemoCmd(), newNodeCmd(), newCallCmd(), newStatsCmd(), newBenchCmd())
-	if err := root.Execute(); err != nil {
-		fmt.Fprintln(stderr, "naam:", err)
-		var ee *exitError
-		if errors.As(err, &ee) {
-			return ee.code
-		}
-		return 2
-	}
-	return 0
+	return cli.Exit(stderr, "naam", root.Execute())
 }
-
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/internal/cli"
 )
 
 func newAsmCmd() *cobra.Command {
@@ -29,7 +30,7 @@ up to 10 (spec/assembly.md says which wait for others to be fixed).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, err := os.ReadFile(args[0])
 			if err != nil {
-				return &exitError{code: exitTool, msg: err.Error()}
+				return &cli.ExitError{Code: exitTool, Err: err}
 			}
 			insns, err := bytecode.Assemble(string(src))
 			if err != nil {
@@ -43,7 +44,7 @@ up to 10 (spec/assembly.md says which wait for others to be fixed).`,
 				out = defaultOutput(args[0])
 			}
 			if err := os.WriteFile(out, raw, 0o644); err != nil {
-				return &exitError{code: exitTool, msg: err.Error()}
+				return &cli.ExitError{Code: exitTool, Err: err}
 			}
 			return nil
 		},
@@ -70,7 +71,7 @@ func rejected(cmd *cobra.Command, prefix string, err error) error {
 			fmt.Fprintf(cmd.ErrOrStderr(), "%s%s\n", prefix, line)
 		}
 	}
-	return &exitError{code: exitRejected}
+	return &cli.ExitError{Code: exitRejected}
 }
 
 // syntaxRejected prints every assembler error as file:line:col: message,
@@ -89,7 +90,7 @@ func syntaxRejected(cmd *cobra.Command, file string, src []byte, err error) erro
 			fmt.Fprintf(w, "\t%s\n\t%s^\n", text, caretPad(text, e.Col))
 		}
 	}
-	return &exitError{code: exitRejected}
+	return &cli.ExitError{Code: exitRejected}
 }
 
 // caretPad returns the whitespace that puts a caret under byte column col

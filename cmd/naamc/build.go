@@ -12,6 +12,7 @@ import (
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/compiler"
+	"github.com/naam-project/naam/internal/cli"
 	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/verifier"
 )
@@ -55,13 +56,13 @@ naamc itself failed (an unreadable file, an internal compiler error).`,
 			}
 			data, err := obj.Marshal()
 			if err != nil {
-				return &exitError{code: exitTool, msg: "internal compiler error: " + err.Error()}
+				return cli.Errorf(exitTool, "internal compiler error: %w", err)
 			}
 			if out == "" {
 				out = outputName(args[0], ".nobj")
 			}
 			if err := os.WriteFile(out, data, 0o644); err != nil {
-				return &exitError{code: exitTool, msg: err.Error()}
+				return &cli.ExitError{Code: exitTool, Err: err}
 			}
 			return printBuildSummary(cmd.OutOrStdout(), obj, rep)
 		},
@@ -78,7 +79,7 @@ naamc itself failed (an unreadable file, an internal compiler error).`,
 func compileFile(cmd *cobra.Command, path string) (*bytecode.Object, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &exitError{code: exitTool, msg: err.Error()}
+		return nil, &cli.ExitError{Code: exitTool, Err: err}
 	}
 	fset := lang.NewFileSet()
 	obj, err := compiler.Compile(fset, path, src)
@@ -87,9 +88,9 @@ func compileFile(cmd *cobra.Command, path string) (*bytecode.Object, error) {
 		var one *lang.Error
 		if errors.As(err, &list) || errors.As(err, &one) {
 			lang.Print(cmd.ErrOrStderr(), fset, err)
-			return nil, &exitError{code: exitRejected}
+			return nil, &cli.ExitError{Code: exitRejected}
 		}
-		return nil, &exitError{code: exitTool, msg: "internal compiler error: " + err.Error()}
+		return nil, cli.Errorf(exitTool, "internal compiler error: %w", err)
 	}
 	return obj, nil
 }
@@ -100,11 +101,11 @@ func printBuildSummary(w io.Writer, obj *bytecode.Object, rep *verifier.Report) 
 	for i, h := range obj.Handlers {
 		req, err := bytecode.ParseLayout(h.Args)
 		if err != nil {
-			return &exitError{code: exitTool, msg: fmt.Sprintf("internal compiler error: handler %s: %v", h.Name, err)}
+			return cli.Errorf(exitTool, "internal compiler error: handler %s: %v", h.Name, err)
 		}
 		reply, err := bytecode.ParseLayout(h.Results)
 		if err != nil {
-			return &exitError{code: exitTool, msg: fmt.Sprintf("internal compiler error: handler %s: %v", h.Name, err)}
+			return cli.Errorf(exitTool, "internal compiler error: handler %s: %v", h.Name, err)
 		}
 		bound := "not verified"
 		if rep != nil && i < len(rep.Entries) {

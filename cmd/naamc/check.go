@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/naam-project/naam/internal/cli"
 	"github.com/naam-project/naam/lang"
 )
 
@@ -30,7 +31,7 @@ itself failed (an unreadable file).`,
 			for _, name := range args {
 				src, err := os.ReadFile(name)
 				if err != nil {
-					return &exitError{code: exitTool, msg: err.Error()}
+					return &cli.ExitError{Code: exitTool, Err: err}
 				}
 				_, info, err := lang.CheckSource(fset, name, src)
 				if err != nil {
@@ -42,7 +43,7 @@ itself failed (an unreadable file).`,
 					plural(len(info.Handlers), "handler"), plural(len(info.Regions), "region"), plural(len(info.Funcs), "fn"))
 			}
 			if bad > 0 {
-				return &exitError{code: exitRejected}
+				return &cli.ExitError{Code: exitRejected}
 			}
 			return nil
 		},

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/internal/cli"
 )
 
 func newDisasmCmd() *cobra.Command {
@@ -38,7 +39,7 @@ object's code.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			raw, err := os.ReadFile(args[0])
 			if err != nil {
-				return &exitError{code: exitTool, msg: err.Error()}
+				return &cli.ExitError{Code: exitTool, Err: err}
 			}
 			if looksLikeObject(raw) {
 				obj, err := readObject(args[0])
@@ -51,7 +52,7 @@ object's code.`,
 				return nil
 			}
 			if isText(args[0], raw) {
-				return &exitError{code: exitRejected, msg: args[0] + " looks like assembly text, not raw instruction slots (use naamc asm)"}
+				return cli.Errorf(exitRejected, "%s looks like assembly text, not raw instruction slots (use naamc asm)", args[0])
 			}
 			insns, err := bytecode.Decode(raw)
 			if err != nil {

@@ -1,24 +1,15 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/naam-project/naam/internal/cli"
 )
 
 func main() { os.Exit(doMain(os.Args[1:], os.Stdout, os.Stderr)) }
-
-// exitError carries the process exit code of a failed command; its message
-// has already been printed when msg is empty.
-type exitError struct {
-	code int
-	msg  string
-}
-
-func (e *exitError) Error() string { return e.msg }
 
 // Exit codes: 0 success, 1 the input was rejected or the program faulted,
 // 2 the tool itself failed (bad flags, unreadable file).
@@ -31,19 +22,7 @@ const (
 func doMain(args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
-	if err == nil {
-		return exitOK
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.msg != "" {
-			fmt.Fprintln(stderr, "naamc:", ee.msg)
-		}
-		return ee.code
-	}
-	fmt.Fprintln(stderr, "naamc:", err)
-	return exitTool
+	return cli.Exit(stderr, "naamc", root.Execute())
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/internal/cli"
 	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/verifier"
 	"github.com/naam-project/naam/vm"
@@ -96,11 +97,11 @@ func runHandler(cmd *cobra.Command, path, which string, fl *runFlags) error {
 	}
 	argLayout, err := bytecode.ParseLayout(h.Args)
 	if err != nil {
-		return &exitError{code: exitRejected, msg: fmt.Sprintf("%s: handler %s: %v", path, h.Name, err)}
+		return cli.Errorf(exitRejected, "%s: handler %s: %v", path, h.Name, err)
 	}
 	resLayout, err := bytecode.ParseLayout(h.Results)
 	if err != nil {
-		return &exitError{code: exitRejected, msg: fmt.Sprintf("%s: handler %s: %v", path, h.Name, err)}
+		return cli.Errorf(exitRejected, "%s: handler %s: %v", path, h.Name, err)
 	}
 	request, err := buildRequest(argLayout, fl.args)
 	if err != nil {
@@ -119,7 +120,7 @@ func runHandler(cmd *cobra.Command, path, which string, fl *runFlags) error {
 		replySize = fl.replySize
 	}
 	if replySize > vm.MaxSegmentSize {
-		return &exitError{code: exitTool, msg: fmt.Sprintf("--reply-size %d: at most %d", replySize, uint64(vm.MaxSegmentSize))}
+		return cli.Errorf(exitTool, "--reply-size %d: at most %d", replySize, uint64(vm.MaxSegmentSize))
 	}
 
 	if _, err := verifyObject(cmd, obj, fl.budget); err != nil {
@@ -127,7 +128,7 @@ func runHandler(cmd *cobra.Command, path, which string, fl *runFlags) error {
 	}
 	insns, err := obj.Insns()
 	if err != nil {
-		return &exitError{code: exitRejected, msg: fmt.Sprintf("%s: %v", path, err)}
+		return cli.Errorf(exitRejected, "%s: %v", path, err)
 	}
 	prog, err := vm.Load(insns)
 	if err != nil {
@@ -172,20 +173,20 @@ func runHandler(cmd *cobra.Command, path, which string, fl *runFlags) error {
 	fmt.Fprintf(w, "insns = %d\n", res.Insns)
 	for _, o := range outs {
 		if err := os.WriteFile(o.file, regions[o.index], 0o644); err != nil {
-			return &exitError{code: exitTool, msg: err.Error()}
+			return &cli.ExitError{Code: exitTool, Err: err}
 		}
 	}
 
 	if runErr != nil {
 		var fault *vm.Fault
 		if !errors.As(runErr, &fault) {
-			return &exitError{code: exitTool, msg: runErr.Error()}
+			return &cli.ExitError{Code: exitTool, Err: runErr}
 		}
 		msg := "fault: " + runErr.Error()
 		if pos, ok := obj.Position(fault.PC); ok {
 			msg = fmt.Sprintf("fault at %s:%d: %v", pos.File, pos.Line, runErr)
 		}
-		return &exitError{code: exitRejected, msg: msg}
+		return cli.Errorf(exitRejected, "%s", msg)
 	}
 	if res.Outcome == bytecode.OutcomeError {
 		msg := fmt.Sprintf("error: handler failed with code %d (%#x)", res.Code, res.Code)
@@ -193,7 +194,7 @@ func runHandler(cmd *cobra.Command, path, which string, fl *runFlags) error {
 			msg += " " + name + ": " + reservedFails[int64(res.Code)].doc
 		}
 		fmt.Fprintln(cmd.ErrOrStderr(), msg)
-		return &exitError{code: exitRejected}
+		return &cli.ExitError{Code: exitRejected}
 	}
 	return nil
 }
@@ -216,7 +217,7 @@ func findHandler(obj *bytecode.Object, which string) (bytecode.Handler, error) {
 	for _, h := range obj.Handlers {
 		names = append(names, fmt.Sprintf("%s (id %d)", h.Name, h.ID))
 	}
-	return bytecode.Handler{}, &exitError{code: exitTool, msg: fmt.Sprintf("no handler %q; the object has %s", which, strings.Join(names, ", "))}
+	return bytecode.Handler{}, cli.Errorf(exitTool, "no handler %q; the object has %s", which, strings.Join(names, ", "))
 }
 
 // buildRequest lays out the --arg values; every error names the argument.
@@ -226,7 +227,7 @@ func buildRequest(l bytecode.Layout, args []string) ([]byte, error) {
 	for _, a := range args {
 		name, value, ok := strings.Cut(a, "=")
 		if !ok {
-			return nil, &exitError{code: exitTool, msg: fmt.Sprintf("--arg %q: want NAME=VALUE", a)}
+			return nil, cli.Errorf(exitTool, "--arg %q: want NAME=VALUE", a)
 		}
 		f, ok := l.Field(name)
 		if !ok {
@@ -238,15 +239,15 @@ func buildRequest(l bytecode.Layout, args []string) ([]byte, error) {
 			if len(names) > 0 {
 				have = "its arguments are " + strings.Join(names, ", ")
 			}
-			return nil, &exitError{code: exitTool, msg: fmt.Sprintf("--arg %s: no such argument (%s)", name, have)}
+			return nil, cli.Errorf(exitTool, "--arg %s: no such argument (%s)", name, have)
 		}
 		if seen[name] {
-			return nil, &exitError{code: exitTool, msg: fmt.Sprintf("--arg %s: given twice", name)}
+			return nil, cli.Errorf(exitTool, "--arg %s: given twice", name)
 		}
 		seen[name] = true
 		b := req[f.Offset : uint64(f.Offset)+uint64(f.Size)]
 		if err := f.T.EncodeText(value, b); err != nil {
-			return nil, &exitError{code: exitTool, msg: fmt.Sprintf("--arg %s (%s): %v", name, f.Type, err)}
+			return nil, cli.Errorf(exitTool, "--arg %s (%s): %v", name, f.Type, err)
 		}
 	}
 	return req, nil
@@ -262,15 +263,15 @@ func loadRegions(obj *bytecode.Object, specs []string) ([][]byte, error) {
 			return nil, err
 		}
 		if mem[i] != nil {
-			return nil, &exitError{code: exitTool, msg: fmt.Sprintf("--region %s: given twice", obj.Regions[i].Name)}
+			return nil, cli.Errorf(exitTool, "--region %s: given twice", obj.Regions[i].Name)
 		}
 		data, err := os.ReadFile(file)
 		if err != nil {
-			return nil, &exitError{code: exitTool, msg: err.Error()}
+			return nil, &cli.ExitError{Code: exitTool, Err: err}
 		}
 		r := obj.Regions[i]
 		if uint64(len(data)) > r.Size {
-			return nil, &exitError{code: exitTool, msg: fmt.Sprintf("--region %s: %s has %d bytes, the region %d", r.Name, file, len(data), r.Size)}
+			return nil, cli.Errorf(exitTool, "--region %s: %s has %d bytes, the region %d", r.Name, file, len(data), r.Size)
 		}
 		mem[i] = alignedBytes(r.Size)
 		copy(mem[i], data)
@@ -304,7 +305,7 @@ func parseRegionOut(obj *bytecode.Object, specs []string) ([]regionOut, error) {
 func regionSpec(obj *bytecode.Object, flag, s string) (int, string, error) {
 	name, file, ok := strings.Cut(s, "=")
 	if !ok || file == "" {
-		return 0, "", &exitError{code: exitTool, msg: fmt.Sprintf("%s %q: want NAME=FILE", flag, s)}
+		return 0, "", cli.Errorf(exitTool, "%s %q: want NAME=FILE", flag, s)
 	}
 	var names []string
 	for i, r := range obj.Regions {
@@ -317,7 +318,7 @@ func regionSpec(obj *bytecode.Object, flag, s string) (int, string, error) {
 	if len(names) > 0 {
 		have = "the object has " + strings.Join(names, ", ")
 	}
-	return 0, "", &exitError{code: exitTool, msg: fmt.Sprintf("%s %s: no such region (%s)", flag, name, have)}
+	return 0, "", cli.Errorf(exitTool, "%s %s: no such region (%s)", flag, name, have)
 }
 
 // printResults prints one line per result field of the reply.

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/internal/cli"
 	"github.com/naam-project/naam/verifier"
 )
 
@@ -62,9 +63,9 @@ itself failed. -v prints the whole walk, block by block, to stderr.`,
 				var verr *verifier.Error
 				if errors.As(err, &verr) {
 					fmt.Fprintf(cmd.ErrOrStderr(), "%+v\n", verr)
-					return &exitError{code: exitRejected}
+					return &cli.ExitError{Code: exitRejected}
 				}
-				return &exitError{code: exitTool, msg: err.Error()}
+				return &cli.ExitError{Code: exitTool, Err: err}
 			}
 			printReport(cmd.OutOrStdout(), rep)
 			return nil
@@ -118,7 +119,7 @@ func readRawForVerify(cmd *cobra.Command, path string) (asm.Instructions, func(i
 func readObject(path string) (*bytecode.Object, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &exitError{code: exitTool, msg: err.Error()}
+		return nil, &cli.ExitError{Code: exitTool, Err: err}
 	}
 	obj, err := bytecode.UnmarshalObject(data)
 	if err != nil {
@@ -126,7 +127,7 @@ func readObject(path string) (*bytecode.Object, error) {
 		if !strings.HasPrefix(msg, "object") {
 			msg = "object: " + msg
 		}
-		return nil, &exitError{code: exitRejected, msg: path + ": " + msg}
+		return nil, cli.Errorf(exitRejected, "%s: %s", path, msg)
 	}
 	return obj, nil
 }
@@ -138,7 +139,7 @@ func readObjectForVerify(path string, cfg *verifier.Config) (asm.Instructions, e
 	}
 	insns, err := objectVerifyConfig(obj, cfg)
 	if err != nil {
-		return nil, &exitError{code: exitRejected, msg: fmt.Sprintf("%s: %v", path, err)}
+		return nil, cli.Errorf(exitRejected, "%s: %v", path, err)
 	}
 	return insns, nil
 }
@@ -163,16 +164,16 @@ func verifyObject(cmd *cobra.Command, obj *bytecode.Object, budget uint64) (*ver
 	cfg := verifier.Config{Budget: budget}
 	insns, err := objectVerifyConfig(obj, &cfg)
 	if err != nil {
-		return nil, &exitError{code: exitRejected, msg: err.Error()}
+		return nil, &cli.ExitError{Code: exitRejected, Err: err}
 	}
 	rep, err := verifier.Verify(insns, cfg)
 	if err != nil {
 		var verr *verifier.Error
 		if errors.As(err, &verr) {
 			fmt.Fprintf(cmd.ErrOrStderr(), "%+v\n", verr)
-			return nil, &exitError{code: exitRejected}
+			return nil, &cli.ExitError{Code: exitRejected}
 		}
-		return nil, &exitError{code: exitTool, msg: err.Error()}
+		return nil, &cli.ExitError{Code: exitTool, Err: err}
 	}
 	return rep, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/internal/cli"
 	"github.com/naam-project/naam/vm"
 	"github.com/naam-project/naam/vm/jit"
 )
@@ -49,23 +50,23 @@ a build with cgo.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if memFile != "" && memHex != "" {
-				return &exitError{code: exitTool, msg: "--mem and --mem-hex are exclusive"}
+				return cli.Errorf(exitTool, "--mem and --mem-hex are exclusive")
 			}
 			switch tier {
 			case "interp":
 			case "jit":
 				if err := jit.Available(); err != nil {
-					return &exitError{code: exitTool, msg: "--tier jit: " + err.Error()}
+					return cli.Errorf(exitTool, "--tier jit: %w", err)
 				}
 			default:
-				return &exitError{code: exitTool, msg: fmt.Sprintf("--tier %q: want interp or jit", tier)}
+				return cli.Errorf(exitTool, "--tier %q: want interp or jit", tier)
 			}
 			if bench < 0 {
-				return &exitError{code: exitTool, msg: "--bench must not be negative"}
+				return cli.Errorf(exitTool, "--bench must not be negative")
 			}
 			mem, err := readMem(memFile, memHex)
 			if err != nil {
-				return &exitError{code: exitTool, msg: err.Error()}
+				return &cli.ExitError{Code: exitTool, Err: err}
 			}
 			insns, err := readProgram(cmd, args[0])
 			if err != nil {
@@ -77,7 +78,7 @@ a build with cgo.`,
 			}
 			r0, err := run(mem)
 			if err != nil {
-				return &exitError{code: exitRejected, msg: err.Error()}
+				return &cli.ExitError{Code: exitRejected, Err: err}
 			}
 			out := cmd.OutOrStdout()
 			if bench == 0 {
@@ -88,7 +89,7 @@ a build with cgo.`,
 			start := time.Now()
 			for range bench {
 				if _, err := run(mem); err != nil {
-					return &exitError{code: exitRejected, msg: err.Error()}
+					return &cli.ExitError{Code: exitRejected, Err: err}
 				}
 			}
 			nsPerRun := float64(time.Since(start).Nanoseconds()) / float64(bench)
@@ -161,7 +162,7 @@ func isText(path string, data []byte) bool {
 func readProgram(cmd *cobra.Command, path string) (asm.Instructions, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &exitError{code: exitTool, msg: err.Error()}
+		return nil, &cli.ExitError{Code: exitTool, Err: err}
 	}
 	var insns asm.Instructions
 	if isText(path, data) {
