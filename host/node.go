@@ -291,10 +291,21 @@ func (p *Program) Handlers() []nicrt.HandlerInfo { return p.p.Handlers() }
 // Source is the program's source file name.
 func (p *Program) Source() string { return p.p.Source }
 
+// InstallOptions are the choices of one install: region bindings
+// (nicrt.InstallOptions).
+type InstallOptions = nicrt.InstallOptions
+
 // Install verifies obj and makes its handlers callable, linking its
-// regions to the node's by name (register them first).
+// regions to the node's by name (register them first). It is InstallWith
+// with the zero InstallOptions.
 func (n *Node) Install(obj *bytecode.Object) (*Program, error) {
-	p, err := n.nic.Install(uint64(n.tenant), obj)
+	return n.InstallWith(obj, InstallOptions{})
+}
+
+// InstallWith is Install with opts: opts.Regions links object regions to
+// registered regions of other names.
+func (n *Node) InstallWith(obj *bytecode.Object, opts InstallOptions) (*Program, error) {
+	p, err := n.nic.InstallWith(uint64(n.tenant), obj, opts)
 	if err != nil {
 		return nil, fmt.Errorf("host: install %s: %w", obj.Source, err)
 	}

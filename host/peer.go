@@ -501,12 +501,18 @@ func (p *Peer) verbError(verb string, err error) error {
 
 // Install sends obj to the peer, which verifies it (it trusts nothing of
 // the sender) and links its regions; the peer's handlers are then known
-// by name.
+// by name. It is InstallWith with the zero InstallOptions.
 func (p *Peer) Install(ctx context.Context, obj *bytecode.Object) error {
+	return p.InstallWith(ctx, obj, InstallOptions{})
+}
+
+// InstallWith is Install with opts: opts.Regions links object regions to
+// the peer's registered regions of other names.
+func (p *Peer) InstallWith(ctx context.Context, obj *bytecode.Object, opts InstallOptions) error {
 	if err := p.usable(); err != nil {
 		return err
 	}
-	if _, err := p.cl.Install(ctx, p.tenant, obj); err != nil {
+	if _, err := p.cl.InstallWith(ctx, p.tenant, obj, opts); err != nil {
 		return p.err(fmt.Errorf("host: install on %v: %w", p.addr, err))
 	}
 	return p.Refresh(ctx)

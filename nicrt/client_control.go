@@ -1,8 +1,10 @@
 package nicrt
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/naam-project/naam/bytecode"
@@ -34,11 +36,17 @@ type Installed struct {
 // uploads numbers a process's object uploads.
 var uploads atomic.Uint64
 
-// Install uploads obj to the responder for tenant, in chunks that fit a
-// packet, each sent when the last is answered. The responder verifies it
-// (nothing of the sender is trusted) and links its regions; a refusal is
-// a *RemoteError matching ErrControlFailed whose text says why.
+// Install is InstallWith with the zero InstallOptions.
 func (c *Client) Install(ctx context.Context, tenant uint32, obj *bytecode.Object) (Installed, error) {
+	return c.InstallWith(ctx, tenant, obj, InstallOptions{})
+}
+
+// InstallWith uploads obj to the responder for tenant, in chunks that fit
+// a packet, each sent when the last is answered, with opts's region
+// bindings in the first. The responder verifies it (nothing of the sender
+// is trusted) and links its regions; a refusal is a *RemoteError matching
+// ErrControlFailed whose text says why.
+func (c *Client) InstallWith(ctx context.Context, tenant uint32, obj *bytecode.Object, opts InstallOptions) (Installed, error) {
 	file, err := obj.Marshal()
 	if err != nil {
 		return Installed{}, err
@@ -46,13 +54,28 @@ func (c *Client) Install(ctx context.Context, tenant uint32, obj *bytecode.Objec
 	if len(file) > wire.MaxInstallSize {
 		return Installed{}, fmt.Errorf("nicrt: install: the object file has %d bytes, the most is %d", len(file), wire.MaxInstallSize)
 	}
-	// Room for the body's keys and integers beside the data.
+	bindings := opts.bindings()
+	// Room for the body's keys and integers beside the data, and in the
+	// first chunk for the bindings.
 	chunk := c.codec.MaxPayload() - 64
+	first := chunk
+	if len(bindings) > 0 {
+		room, err := wire.AppendControl(nil, &wire.Install{Total: 1, Data: []byte{0}, Regions: bindings})
+		if err != nil {
+			return Installed{}, fmt.Errorf("nicrt: install: %w", err)
+		}
+		if first -= len(room); first < 1 {
+			return Installed{}, fmt.Errorf("nicrt: install: %d region bindings do not fit a packet", len(bindings))
+		}
+	}
 	id := uploads.Add(1) ^ c.cfg.FirstID
 	var r wire.InstallReply
-	for off := 0; off < len(file); off += chunk {
-		end := min(off+chunk, len(file))
+	for off, n := 0, first; off < len(file); off, n = off+n, chunk {
+		end := min(off+n, len(file))
 		m := &wire.Install{Upload: id, Total: uint64(len(file)), Offset: uint64(off), Data: file[off:end]}
+		if off == 0 {
+			m.Regions = bindings
+		}
 		if err := c.control(ctx, tenant, m, &r); err != nil {
 			return Installed{}, err
 		}
@@ -61,6 +84,17 @@ func (c *Client) Install(ctx context.Context, tenant uint32, obj *bytecode.Objec
 		return Installed{}, fmt.Errorf("nicrt: install: the responder holds %d of %d bytes and installed nothing", r.Received, len(file))
 	}
 	return Installed{Program: r.Program, Handlers: r.Handlers}, nil
+}
+
+// bindings are o.Regions as an install body carries them, sorted by the
+// object's region.
+func (o InstallOptions) bindings() []wire.RegionBinding {
+	var out []wire.RegionBinding
+	for obj, reg := range o.Regions {
+		out = append(out, wire.RegionBinding{Object: obj, Region: reg})
+	}
+	slices.SortFunc(out, func(a, b wire.RegionBinding) int { return cmp.Compare(a.Object, b.Object) })
+	return out
 }
 
 // Uninstall removes tenant's program from the responder once its requests

@@ -23,7 +23,60 @@ var (
 	ErrIDsExhausted   = errors.New("nicrt: handler ids exhausted")
 	ErrNotInstalled   = errors.New("nicrt: program not installed here")
 	ErrNoHandlers     = errors.New("nicrt: install: the object declares no handlers")
+	ErrBadBinding     = errors.New("nicrt: install: a region binding names no region of the object, or binds two to one region")
 )
+
+// InstallOptions are the choices of one install; the zero value links
+// every region of the object to the tenant's registered region of the
+// same name.
+type InstallOptions struct {
+	// Regions binds regions of the object to registered regions of other
+	// names: the object's region name → the name the tenant registered.
+	// An object region it does not name links by its own name. Every key
+	// must be a region of the object, and no two object regions may link
+	// to one registered region (ErrBadBinding).
+	Regions map[string]string
+}
+
+// linkName is the registered region that object region i, called name,
+// links to, and how messages name the pair.
+func (o InstallOptions) linkName(i int, name string) (registered, label string) {
+	if to, ok := o.Regions[name]; ok && to != name {
+		return to, fmt.Sprintf("regions[%d] %q (bound to %q)", i, name, to)
+	}
+	return name, fmt.Sprintf("regions[%d] %q", i, name)
+}
+
+// checkBindings reports a binding that names no region of obj, or two
+// object regions that would link to one registered region.
+func (o InstallOptions) checkBindings(obj *bytecode.Object) error {
+	if len(o.Regions) == 0 {
+		return nil
+	}
+	declared := make(map[string]bool, len(obj.Regions))
+	for _, r := range obj.Regions {
+		declared[r.Name] = true
+	}
+	names := make([]string, 0, len(o.Regions))
+	for name := range o.Regions {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if !declared[name] {
+			return fmt.Errorf("%w: %q (bound to %q) is not a region of the object", ErrBadBinding, name, o.Regions[name])
+		}
+	}
+	linked := make(map[string]string, len(obj.Regions))
+	for i, r := range obj.Regions {
+		to, _ := o.linkName(i, r.Name)
+		if other, dup := linked[to]; dup {
+			return fmt.Errorf("%w: regions %q and %q would both link to %q", ErrBadBinding, other, r.Name, to)
+		}
+		linked[to] = r.Name
+	}
+	return nil
+}
 
 // Program is an installed object: its bytecode, loaded once and shared by
 // every core, its handlers with their node-wide ids, and the regions it is
@@ -168,23 +221,32 @@ func (h *handler) info() HandlerInfo {
 		MaxInsns: h.maxInsns, Placement: h.place, Builtin: h.verb != 0, Args: h.args, Results: h.results}
 }
 
-// Install verifies obj for tenant and makes its handlers callable. It
+// Install is InstallWith with the zero InstallOptions: every region of
+// obj links to the tenant's registered region of the same name.
+func (n *NIC) Install(tenant uint64, obj *bytecode.Object) (*Program, error) {
+	return n.InstallWith(tenant, obj, InstallOptions{})
+}
+
+// InstallWith verifies obj for tenant and makes its handlers callable. It
 // never trusts the object: it validates it, runs verifier.Verify over its
 // code with the object's handlers as entries and its regions as declared
-// (budget Config.HostBudget), and links every region by name to a region
-// the tenant registered, which must be at least as large and, if the
-// object writes it, writable. A handler whose verified bound exceeds
-// Config.NICBudget, or that may call a host-only helper, is placed on host
-// cores.
+// (budget Config.HostBudget), and links every region by name — its own,
+// or the one opts.Regions binds it to — to a region the tenant
+// registered, which must be at least as large and, if the object writes
+// it, writable. A handler whose verified bound exceeds Config.NICBudget,
+// or that may call a host-only helper, is placed on host cores.
 //
 // A rejection by the verifier is returned wrapped: errors.As finds the
 // *verifier.Error.
-func (n *NIC) Install(tenant uint64, obj *bytecode.Object) (*Program, error) {
+func (n *NIC) InstallWith(tenant uint64, obj *bytecode.Object, opts InstallOptions) (*Program, error) {
 	if obj == nil {
 		return nil, errors.New("nicrt: install: nil object")
 	}
 	if err := obj.Validate(); err != nil {
 		return nil, fmt.Errorf("nicrt: install: %w", err)
+	}
+	if err := opts.checkBindings(obj); err != nil {
+		return nil, err
 	}
 	insns, err := obj.Insns()
 	if err != nil {
@@ -226,14 +288,15 @@ func (n *NIC) Install(tenant uint64, obj *bytecode.Object) (*Program, error) {
 	mems := make([]vm.RegionMem, len(obj.Regions))
 	nicmem := make([]bool, len(obj.Regions))
 	for i, or := range obj.Regions {
-		r := t.regions[or.Name]
+		name, label := opts.linkName(i, or.Name)
+		r := t.regions[name]
 		switch {
 		case r == nil:
-			return nil, fmt.Errorf("%w: regions[%d] %q (tenant %d)", ErrRegionMissing, i, or.Name, tenant)
+			return nil, fmt.Errorf("%w: %s (tenant %d)", ErrRegionMissing, label, tenant)
 		case or.Size > r.Size():
-			return nil, fmt.Errorf("%w: regions[%d] %q: the object needs %d bytes, %d are registered", ErrRegionTooSmall, i, or.Name, or.Size, r.Size())
+			return nil, fmt.Errorf("%w: %s: the object needs %d bytes, %d are registered", ErrRegionTooSmall, label, or.Size, r.Size())
 		case or.Writable && !r.Writable:
-			return nil, fmt.Errorf("%w: regions[%d] %q", ErrRegionReadOnly, i, or.Name)
+			return nil, fmt.Errorf("%w: %s", ErrRegionReadOnly, label)
 		}
 		p.regions = append(p.regions, r)
 		// The object's size, not the registered one: the verifier proved

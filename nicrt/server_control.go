@@ -23,6 +23,7 @@ type uploadKey struct {
 type upload struct {
 	total uint64
 	data  []byte
+	opts  InstallOptions // the first chunk's region bindings
 }
 
 // runControl runs a control packet's op and answers it like a request
@@ -128,7 +129,7 @@ func (s *Server) install(req *wire.Header, m *wire.Install) (*wire.InstallReply,
 			s.ctlMu.Unlock()
 			return nil, StatusControlFailed, fmt.Sprintf("%d uploads in progress already", maxUploads)
 		}
-		u = &upload{total: m.Total}
+		u = &upload{total: m.Total, opts: installOptions(m.Regions)}
 		s.uploads[key] = u
 	}
 	if m.Total != u.total || m.Offset != uint64(len(u.data)) {
@@ -148,7 +149,7 @@ func (s *Server) install(req *wire.Header, m *wire.Install) (*wire.InstallReply,
 	if err != nil {
 		return nil, StatusControlFailed, err.Error()
 	}
-	p, err := s.nic.Install(uint64(req.Tenant), obj)
+	p, err := s.nic.InstallWith(uint64(req.Tenant), obj, u.opts)
 	if err != nil {
 		return nil, StatusControlFailed, err.Error()
 	}
@@ -157,6 +158,18 @@ func (s *Server) install(req *wire.Header, m *wire.Install) (*wire.InstallReply,
 		r.Handlers = append(r.Handlers, wire.InstalledHandler{Name: h.Name, ID: h.ID})
 	}
 	return r, StatusOK, ""
+}
+
+// installOptions are the options of an install body's bindings.
+func installOptions(bs []wire.RegionBinding) InstallOptions {
+	if len(bs) == 0 {
+		return InstallOptions{}
+	}
+	opts := InstallOptions{Regions: make(map[string]string, len(bs))}
+	for _, b := range bs {
+		opts.Regions[b.Object] = b.Region
+	}
+	return opts
 }
 
 // regionCursor marks a describe cursor that points into the regions.

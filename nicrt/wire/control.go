@@ -72,7 +72,23 @@ type Install struct {
 	Total  uint64 `msgpack:"total"`  // file size, 1 … MaxInstallSize
 	Offset uint64 `msgpack:"offset"` // where Data goes
 	Data   []byte `msgpack:"data"`   // non-empty; Offset+len(Data) ≤ Total
+	// Regions binds object regions to registered regions of other names,
+	// sorted by Object, at most MaxRegionBindings; only the chunk at
+	// Offset 0 carries them. Absent from the encoding when empty, so an
+	// install without bindings is the bytes it always was.
+	Regions []RegionBinding `msgpack:"regions,omitempty"`
 }
+
+// RegionBinding links the object's region Object to the tenant's
+// registered region Region.
+type RegionBinding struct {
+	Object string `msgpack:"object"` // a region of the object; not empty
+	Region string `msgpack:"region"` // a registered region's name; not empty
+}
+
+// MaxRegionBindings bounds Install.Regions: an object has at most that
+// many regions (bytecode.MaxRegions).
+const MaxRegionBindings = 248
 
 // InstallReply answers an Install chunk. Until the upload is complete
 // Program is 0 and Handlers empty.
@@ -270,6 +286,21 @@ func (m *Install) validate() error {
 		return controlErrorf("install.data", "empty")
 	case m.Offset > m.Total || uint64(len(m.Data)) > m.Total-m.Offset:
 		return controlErrorf("install.offset", "bytes %d…%d do not fit a file of %d", m.Offset, m.Offset+uint64(len(m.Data)), m.Total)
+	case len(m.Regions) > 0 && m.Offset != 0:
+		return controlErrorf("install.regions", "bindings in the chunk at %d; only the chunk at 0 carries them", m.Offset)
+	case len(m.Regions) > MaxRegionBindings:
+		return controlErrorf("install.regions", "%d bindings, at most %d", len(m.Regions), MaxRegionBindings)
+	}
+	for i, b := range m.Regions {
+		field := fmt.Sprintf("install.regions[%d]", i)
+		switch {
+		case b.Object == "":
+			return controlErrorf(field+".object", "empty")
+		case b.Region == "":
+			return controlErrorf(field+".region", "empty")
+		case i > 0 && strings.Compare(m.Regions[i-1].Object, b.Object) >= 0:
+			return controlErrorf(field+".object", "%q does not follow %q (objects are sorted and unique)", b.Object, m.Regions[i-1].Object)
+		}
 	}
 	return nil
 }
@@ -447,7 +478,7 @@ func (m *DescribeReply) normalize() {
 	}
 }
 
-func (m *Install) normalize()       {}
+func (m *Install) normalize()       { m.Regions = msgpackshape.OrNil(m.Regions) }
 func (m *Uninstall) normalize()     {}
 func (m *Register) normalize()      {}
 func (m *RegisterReply) normalize() {}

@@ -1,0 +1,68 @@
+package nicrt
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/naam-project/naam/compiler"
+	"github.com/naam-project/naam/lang"
+)
+
+// TestNetInstallBinds: region bindings travel in an install's first chunk
+// (of several) and link the object's region to the one named; a binding
+// the node refuses names both sides.
+func TestNetInstallBinds(t *testing.T) {
+	tn := newTestNet(t, Config{}, ServerConfig{})
+	cl := tn.client(t, ClientConfig{MaxPayload: 384}, nil)
+	ctx := context.Background()
+	ref, err := cl.Register(ctx, tenantA, "counters_b", 16*8, RegionOptions{Writable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := compiler.Compile(lang.NewFileSet(), "counter.naam", []byte(`
+region counters: [u64; 16] rw
+
+handler incr(slot: u64, by: u64) -> u64 {
+    if slot >= 16 {
+        fail(7)
+    }
+    counters[slot] += by
+    return counters[slot]
+}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if file, _ := obj.Marshal(); len(file) <= 2*(384-64) {
+		t.Fatalf("the object has %d bytes: one chunk, the test wants several", len(file))
+	}
+	if _, err := cl.Install(ctx, tenantA, obj); !errors.Is(err, ErrControlFailed) || !strings.Contains(err.Error(), `"counters"`) {
+		t.Errorf("unbound install: %v", err)
+	}
+	_, err = cl.InstallWith(ctx, tenantA, obj, InstallOptions{Regions: map[string]string{"counters": "nope"}})
+	if !errors.Is(err, ErrControlFailed) || !strings.Contains(err.Error(), `regions[0] "counters" (bound to "nope")`) {
+		t.Errorf("bound to a missing region: %v", err)
+	}
+	inst, err := cl.InstallWith(ctx, tenantA, obj, InstallOptions{Regions: map[string]string{"counters": "counters_b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, 2), 5)
+	if got, err := cl.Call(ctx, tenantA, inst.Handlers[0].ID, req); err != nil || u64(got) != 5 {
+		t.Fatalf("incr: %x %v", got, err)
+	}
+	if old, err := cl.FetchAdd(ctx, tenantA, ref, 16, 1); err != nil || old != 5 {
+		t.Fatalf("the bound region holds %d (%v), want 5", old, err)
+	}
+	// Bindings too large for a packet are refused before anything is sent.
+	big := map[string]string{}
+	for i := range 40 {
+		big["counters"+strings.Repeat("x", i)] = strings.Repeat("y", 20)
+	}
+	if _, err := cl.InstallWith(ctx, tenantA, obj, InstallOptions{Regions: big}); err == nil || !strings.Contains(err.Error(), "do not fit a packet") {
+		t.Errorf("oversized bindings: %v", err)
+	}
+}
