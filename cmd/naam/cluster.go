@@ -44,7 +44,7 @@ func startKV(ctx context.Context, server, caller *host.Node, records uint64, val
 	if err != nil {
 		return nil, err
 	}
-	if _, err := server.Install(obj); err != nil {
+	if _, err := server.InstallWith(obj, cfg.InstallOptions()); err != nil {
 		return nil, err
 	}
 	if err := workload.Load(ctx, []workload.Target{kv.Loader{T: table}}, records, valueSize, 1); err != nil {
@@ -105,7 +105,7 @@ func startChase(ctx context.Context, server, caller *host.Node, nodes int, hops 
 	if err != nil {
 		return nil, err
 	}
-	if _, err := server.Install(obj); err != nil {
+	if _, err := server.InstallWith(obj, cfg.InstallOptions()); err != nil {
 		return nil, err
 	}
 	peer, err := caller.Dial(ctx, server.Addr().String())

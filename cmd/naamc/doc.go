@@ -11,8 +11,13 @@
 // not accepted (run verifies first), and build writes nothing the verifier
 // rejected unless told --no-verify.
 //
-// Exit codes: 0 success, 1 rejected input (compile errors, a verifier
-// rejection, a handler that failed or faulted), 2 naamc itself failed.
+// build and check take -D NAME=VALUE (repeatable) to override a constant
+// of the source (lang.Config.Constants).
+//
+// Exit codes: 0 success, 1 rejected input (compile errors, a -D value of
+// the wrong kind or range, a verifier rejection, a handler that failed or
+// faulted), 2 naamc itself failed or was called wrongly (a -D naming no
+// constant of the source, or not NAME=VALUE with a literal value).
 //
 // main is os.Exit(doMain(...)) so that tests drive the whole CLI in-process.
 package main

@@ -16,7 +16,7 @@ func main() { os.Exit(doMain(os.Args[1:], os.Stdout, os.Stderr)) }
 const (
 	exitOK       = 0
 	exitRejected = 1
-	exitTool     = 2
+	exitTool     = cli.ExitTool
 )
 
 func doMain(args []string, stdout, stderr io.Writer) int {

@@ -7,19 +7,22 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"text/template"
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/examples/call"
-	"github.com/naam-project/naam/examples/internal/gen"
+	"github.com/naam-project/naam/examples/internal/program"
 	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/nicrt"
 )
 
-//go:embed chase.naam.tmpl
-var sourceTemplate string
+//go:embed chase.naam
+var source []byte
 
-var tmpl = template.Must(template.New("chase.naam").Parse(sourceTemplate))
+var prog = program.New("chase", "chase.naam", source)
+
+// RegionName is the list region in chase.naam; Config.InstallOptions binds
+// it to the registered region Config.Region.
+const RegionName = "chase"
 
 // The node layout.
 const (
@@ -48,27 +51,29 @@ const (
 // the NIC budget (2,000): such a walk runs on a host core.
 const MaxMaxHops = 256
 
-// Config is one list region's parameters.
+// Config is one list region's parameters: the constants of chase.naam
+// (whose declared values are the defaults) and the region the program
+// binds to.
 type Config struct {
-	Region  string // default "chase"
-	Nodes   uint32 // default 4096; at most NIL
-	MaxHops uint32 // default 64, at most MaxMaxHops
+	Region  string // the registered region (read-only will do); default "chase"
+	Nodes   uint32 // NODES: default 4096; less than NIL
+	MaxHops uint32 // MAX_HOPS: default 64, at most MaxMaxHops
 }
 
-// DefaultConfig is 4096 nodes, 64 hops.
-func DefaultConfig() Config { return Config{Region: "chase", Nodes: 4096, MaxHops: 64} }
+// DefaultConfig is what chase.naam declares: 4096 nodes, 64 hops, in
+// region "chase".
+func DefaultConfig() Config { return Config{}.withDefaults() }
+
+// params ties c's fields to chase.naam's constants.
+func (c *Config) params() []program.Param {
+	return []program.Param{{Const: "NODES", Value: &c.Nodes}, {Const: "MAX_HOPS", Value: &c.MaxHops}}
+}
 
 func (c Config) withDefaults() Config {
-	d := DefaultConfig()
 	if c.Region == "" {
-		c.Region = d.Region
+		c.Region = RegionName
 	}
-	if c.Nodes == 0 {
-		c.Nodes = d.Nodes
-	}
-	if c.MaxHops == 0 {
-		c.MaxHops = d.MaxHops
-	}
+	prog.Defaults(c.params()...)
 	return c
 }
 
@@ -76,8 +81,6 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	switch {
-	case !gen.IsName(c.Region):
-		return fmt.Errorf("chase: region name %q is not an identifier", c.Region)
 	case c.MaxHops > MaxMaxHops:
 		return fmt.Errorf("chase: %d hops, at most %d", c.MaxHops, MaxMaxHops)
 	case c.Nodes == NIL || c.RegionSize() > bytecode.MaxRegionSize:
@@ -89,21 +92,18 @@ func (c Config) Validate() error {
 // RegionSize is the list region's size.
 func (c Config) RegionSize() uint64 { return uint64(c.withDefaults().Nodes) * NodeSize }
 
-// Source is the program for c.
-func Source(c Config) ([]byte, error) {
+// Compile compiles chase.naam with c's parameters (nicrt.NIC.Install
+// verifies it). Install it with c.InstallOptions().
+func Compile(c Config) (*bytecode.Object, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	return gen.Source(tmpl, c.withDefaults())
+	return prog.Compile(c.params()...)
 }
 
-// Compile compiles the program for c (nicrt.NIC.Install verifies it).
-func Compile(c Config) (*bytecode.Object, error) {
-	src, err := Source(c)
-	if err != nil {
-		return nil, err
-	}
-	return gen.Compile("chase", "chase.naam", src)
+// InstallOptions binds the program's region to c.Region.
+func (c Config) InstallOptions() nicrt.InstallOptions {
+	return nicrt.InstallOptions{Regions: map[string]string{RegionName: c.withDefaults().Region}}
 }
 
 // Node is one list node as the host sees it.

@@ -39,7 +39,7 @@ func newSetup(t testing.TB, cfg Config) *setup {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := nic.Install(tenant, obj)
+	p, err := nic.InstallWith(tenant, obj, cfg.InstallOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestLayoutAndBounds(t *testing.T) {
 			t.Fatalf("%+v: %+v", cfg, err)
 		}
 		c := cfg.withDefaults()
-		if obj.Regions[0].Size != c.RegionSize() || obj.Regions[0].Name != c.Region || obj.Regions[0].Writable {
+		if obj.Regions[0].Size != c.RegionSize() || obj.Regions[0].Name != RegionName || obj.Regions[0].Writable {
 			t.Errorf("region %+v", obj.Regions[0])
 		}
 		w, l := obj.Handlers[0], obj.Handlers[1]
@@ -81,7 +81,7 @@ func TestLayoutAndBounds(t *testing.T) {
 			}
 		}
 	}
-	for _, cfg := range []Config{{MaxHops: MaxMaxHops + 1}, {Region: "x-y"}, {Nodes: NIL}} {
+	for _, cfg := range []Config{{MaxHops: MaxMaxHops + 1}, {Nodes: NIL}} {
 		if _, err := Compile(cfg); err == nil {
 			t.Errorf("%+v compiled", cfg)
 		}

@@ -1,9 +1,10 @@
-// Package chase is the pointer-chasing example of issue 7: a linked list
+// Package chase is the pointer-chasing example: a linked list
 // in a region of a NAAM node, looked up in one active message (Client:
 // the handler follows the links on the node) or, as a one-sided RDMA
 // client must, with one READ per node visited (RDMAClient).
 //
-// Layout (chase.naam.tmpl, embedded): region NAME: [Node; Nodes] ro, with
+// Layout (chase.naam, embedded): region chase: [Node; NODES] ro, bound at
+// install to the registered region Config.Region, with
 //
 //	Node = key u64 @0, value u64 @8, next u32 @16, 4 bytes of padding (NodeSize = 24)
 //

@@ -1,12 +1,13 @@
-// Package kv is the key-value store of issue 7: a hash table in one region
+// Package kv is the key-value store: a hash table in one region
 // of a NAAM node, served by handlers written in the handler language
-// (kv.naam.tmpl, embedded) and reached either with one active message per
+// (kv.naam, embedded) and reached either with one active message per
 // operation (Client) or, as an RDMA client would, with one-sided READs
 // (RDMAClient: the probe window, then the value: two round trips).
 //
 // The table (README.md has the picture):
 //
-//	region NAME: Table rw, RegionSize(cfg) bytes
+//	region kv: Table rw, RegionSize(cfg) bytes, bound at install to the
+//	           registered region Config.Region (Config.InstallOptions)
 //	Table  = buckets [Bucket; Buckets] then slots [Slot; Buckets]
 //	Bucket = version u64 @0, key [u8; 16] @8, vlen u32 @24, state u32 @28 (32 bytes)
 //	Slot   = version u64 @0, data [u8; ValueSize] @8 (8 + ValueSize bytes)
@@ -21,8 +22,8 @@
 // version is a sequence lock: even when stable, odd while a writer holds
 // it, +2 per write; CAS on the version is the compare-and-swap operation.
 //
-// What it owns: the program source and its parameters (Config, Source,
-// Compile), the layout (the Bucket*, Slot* constants, Config.RegionSize),
+// What it owns: the program source and its parameters (Config, Compile,
+// InstallOptions), the layout (the Bucket*, Slot* constants, Config.RegionSize),
 // host-side access to a table's bytes (Table: load, look up, delete,
 // with the same locking as the handlers), the request and reply encoders
 // of each handler, and the two clients. What it must never do: reach

@@ -5,16 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"text/template"
 
 	"github.com/naam-project/naam/bytecode"
-	"github.com/naam-project/naam/examples/internal/gen"
+	"github.com/naam-project/naam/examples/internal/program"
+	"github.com/naam-project/naam/nicrt"
 )
 
-//go:embed kv.naam.tmpl
-var sourceTemplate string
+//go:embed kv.naam
+var source []byte
 
-var tmpl = template.Must(template.New("kv.naam").Parse(sourceTemplate))
+var prog = program.New("kv", "kv.naam", source)
+
+// RegionName is the table's region in kv.naam; Config.InstallOptions binds
+// it to the registered region Config.Region.
+const RegionName = "kv"
 
 // KeySize is the size of every key.
 const KeySize = 16
@@ -42,7 +46,7 @@ const (
 	SlotData    = 8 // [u8; ValueSize]
 )
 
-// Fail codes of the handlers (the constants of kv.naam.tmpl).
+// Fail codes of the handlers (the constants of kv.naam).
 const (
 	CodeNotFound = 1 // no such key within the probe window
 	CodeBusy     = 2 // a writer holds the bucket, or it changed during a GET: retry
@@ -64,15 +68,17 @@ const (
 	HandlerCAS    = "cas"
 )
 
-// Config is one table's parameters; the program is generated for it.
+// Config is one table's parameters: the constants of kv.naam (whose
+// declared values are the defaults) and the region the program binds to.
 type Config struct {
-	// Region is the region's name, which the host registers (writable)
-	// and the program links to. Default "kv".
+	// Region is the registered region (writable) that holds the table:
+	// InstallOptions binds the program's region kv to it. Default "kv".
 	Region string
-	// Buckets is the number of buckets, a power of two ≥ Probes.
+	// Buckets is the number of buckets (BUCKETS), a power of two ≥ Probes.
 	// Default 1024.
 	Buckets uint32
-	// Probes is the longest probe sequence, 1…MaxProbes. Default 16: the
+	// Probes is the longest probe sequence (PROBES), 1…MaxProbes.
+	// Default 16: the
 	// GET stays well within the NIC budget (about 450 instructions at
 	// most, verified), an RDMA client reads the window in one READ of 512
 	// bytes, and linear probing at a load of 1/4 rarely needs more (a
@@ -80,32 +86,26 @@ type Config struct {
 	// several hash functions; 100,000 keys in 2^18 buckets, a load of
 	// 0.38: up to 22, so keep the load at or under 1/4).
 	Probes uint32
-	// ValueSize is the largest value, a multiple of 8 in 8…MaxValueSize.
-	// Default 256.
+	// ValueSize is the largest value (VALUE), a multiple of 8 in
+	// 8…MaxValueSize. Default 256.
 	ValueSize uint32
 }
 
-// DefaultConfig is a 1024-bucket table of values up to 256 bytes, probed
-// 16 buckets deep.
-func DefaultConfig() Config {
-	return Config{Region: "kv", Buckets: 1024, Probes: 16, ValueSize: MaxValueSize}
+// DefaultConfig is what kv.naam declares: a 1024-bucket table of values up
+// to 256 bytes, probed 16 buckets deep, in region "kv".
+func DefaultConfig() Config { return Config{}.withDefaults() }
+
+// params ties c's fields to kv.naam's constants.
+func (c *Config) params() []program.Param {
+	return []program.Param{{Const: "BUCKETS", Value: &c.Buckets}, {Const: "PROBES", Value: &c.Probes}, {Const: "VALUE", Value: &c.ValueSize}}
 }
 
 // withDefaults fills zero fields.
 func (c Config) withDefaults() Config {
-	d := DefaultConfig()
 	if c.Region == "" {
-		c.Region = d.Region
+		c.Region = RegionName
 	}
-	if c.Buckets == 0 {
-		c.Buckets = d.Buckets
-	}
-	if c.Probes == 0 {
-		c.Probes = d.Probes
-	}
-	if c.ValueSize == 0 {
-		c.ValueSize = d.ValueSize
-	}
+	prog.Defaults(c.params()...)
 	return c
 }
 
@@ -113,8 +113,6 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	switch {
-	case !gen.IsName(c.Region):
-		return fmt.Errorf("kv: region name %q is not an identifier", c.Region)
 	case bits.OnesCount32(c.Buckets) != 1:
 		return fmt.Errorf("kv: %d buckets is not a power of two", c.Buckets)
 	case c.Probes > MaxProbes:
@@ -141,22 +139,20 @@ func (c Config) RegionSize() uint64 {
 	return uint64(c.Buckets) * (BucketSize + c.SlotSize())
 }
 
-// Source is the handler program for c.
-func Source(c Config) ([]byte, error) {
+// Compile compiles kv.naam with c's parameters. The object is not verified
+// here: nicrt.NIC.Install verifies it (so does verifier.VerifyObject).
+// Install it with c.InstallOptions().
+func Compile(c Config) (*bytecode.Object, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	return gen.Source(tmpl, c.withDefaults())
+	return prog.Compile(c.params()...)
 }
 
-// Compile compiles the program for c. The object is not verified here:
-// nicrt.NIC.Install verifies it (so does verifier.VerifyObject).
-func Compile(c Config) (*bytecode.Object, error) {
-	src, err := Source(c)
-	if err != nil {
-		return nil, err
-	}
-	return gen.Compile("kv", "kv.naam", src)
+// InstallOptions binds the program's region to c.Region (for
+// nicrt.NIC.InstallWith, host.Node.InstallWith, host.Peer.InstallWith).
+func (c Config) InstallOptions() nicrt.InstallOptions {
+	return nicrt.InstallOptions{Regions: map[string]string{RegionName: c.withDefaults().Region}}
 }
 
 // Hash is the language's hash helper over a key: FNV-1a 64, as the NIC

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"unsafe"
@@ -58,7 +59,7 @@ func install(t testing.TB, nic *nicrt.NIC, cfg Config, nicmem bool) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := nic.Install(tenant, obj)
+	p, err := nic.InstallWith(tenant, obj, cfg.InstallOptions())
 	if err != nil {
 		t.Fatalf("install: %v", err)
 	}
@@ -120,8 +121,8 @@ func TestLayout(t *testing.T) {
 				}
 			}
 			c := cfg.withDefaults()
-			if len(obj.Regions) != 1 || obj.Regions[0].Name != c.Region || obj.Regions[0].Size != c.RegionSize() || !obj.Regions[0].Writable {
-				t.Errorf("regions %+v, want one writable %q of %d bytes", obj.Regions, c.Region, c.RegionSize())
+			if len(obj.Regions) != 1 || obj.Regions[0].Name != RegionName || obj.Regions[0].Size != c.RegionSize() || !obj.Regions[0].Writable {
+				t.Errorf("regions %+v, want one writable %q of %d bytes", obj.Regions, RegionName, c.RegionSize())
 			}
 			names := []string{HandlerGet, HandlerPut, HandlerDelete, HandlerCAS}
 			if len(obj.Handlers) != len(names) {
@@ -184,13 +185,42 @@ func TestConfigErrors(t *testing.T) {
 		{Probes: MaxProbes + 1, Buckets: 64},
 		{ValueSize: 12},
 		{ValueSize: 264},
-		{Region: "9x"},
-		{Region: "for"},
 		{Buckets: 1 << 31, ValueSize: 256},
 	} {
 		if _, err := Compile(cfg); err == nil {
 			t.Errorf("%+v compiled", cfg)
 		}
+	}
+}
+
+// TestRegionOfAnyName: the table's region may be registered under any
+// name; the program's region kv is bound to it at install.
+func TestRegionOfAnyName(t *testing.T) {
+	nic, err := nicrt.New(nicrt.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nic.Close()
+	ctx := context.Background()
+	for _, name := range []string{"9x", "for", "tables/hot one"} {
+		n := install(t, nic, Config{Region: name, Buckets: 64, ValueSize: 8}, false)
+		if n.region.Name != name {
+			t.Errorf("registered %q", n.region.Name)
+		}
+		k := KeyOf(1)
+		if _, err := n.am.Put(ctx, k, []byte(name[:1])); err != nil {
+			t.Fatalf("%s: put: %v", name, err)
+		}
+		if r, err := n.am.Get(ctx, k); err != nil || string(r.Value) != name[:1] {
+			t.Errorf("%s: get %q, %v", name, r.Value, err)
+		}
+	}
+	obj, err := Compile(Config{Region: "elsewhere"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nic.InstallWith(tenant, obj, Config{Region: "elsewhere"}.InstallOptions()); !errors.Is(err, nicrt.ErrRegionMissing) || !strings.Contains(err.Error(), `"kv" (bound to "elsewhere")`) {
+		t.Errorf("bound to an unregistered region: %v", err)
 	}
 }
 

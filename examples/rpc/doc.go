@@ -1,6 +1,6 @@
-// Package rpc is the RPC example of issue 7: a small ledger (balances,
+// Package rpc is the RPC example: a small ledger (balances,
 // deposits, transfers with compare-and-swap, a history ring) whose
-// operations are handlers in the handler language (ledger.naam.tmpl,
+// operations are handlers in the handler language (ledger.naam,
 // embedded), including a two-node transfer: transfer_out debits here and
 // sends the credit to credit_in on another node with send; a credit that
 // node refuses comes back to refund_in. balance_at shows forward: a read

@@ -7,21 +7,21 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"text/template"
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/examples/call"
-	"github.com/naam-project/naam/examples/internal/gen"
+	"github.com/naam-project/naam/examples/internal/program"
 	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/nicrt"
 )
 
-//go:embed ledger.naam.tmpl
-var sourceTemplate string
+//go:embed ledger.naam
+var source []byte
 
-var tmpl = template.Must(template.New("ledger.naam").Parse(sourceTemplate))
+var prog = program.New("rpc", "ledger.naam", source)
 
-// Region names, in the object's order.
+// Region names, in the object's order (ledger.naam's, which Register
+// registers under the same names).
 const (
 	RegionAccounts = "accounts"
 	RegionLedger   = "ledger"
@@ -96,19 +96,20 @@ const (
 // Handler names, in object order (object ids 0…7).
 var Handlers = []string{"balance", "deposit", "transfer", "entry", "transfer_out", "credit_in", "refund_in", "balance_at"}
 
-// Config is the ledger's size.
+// Config is the ledger's size: the constants of ledger.naam, whose
+// declared values are the defaults.
 type Config struct {
-	Accounts uint32 // default 1024
-	History  uint32 // entries in the ring, a power of two; default 1024
+	Accounts uint32 // ACCOUNTS: default 1024
+	History  uint32 // HISTORY: entries in the ring, a power of two; default 1024
+}
+
+// params ties c's fields to ledger.naam's constants.
+func (c *Config) params() []program.Param {
+	return []program.Param{{Const: "ACCOUNTS", Value: &c.Accounts}, {Const: "HISTORY", Value: &c.History}}
 }
 
 func (c Config) withDefaults() Config {
-	if c.Accounts == 0 {
-		c.Accounts = 1024
-	}
-	if c.History == 0 {
-		c.History = 1024
-	}
+	prog.Defaults(c.params()...)
 	return c
 }
 
@@ -130,21 +131,13 @@ func (c Config) LedgerSize() uint64 {
 	return LedgerEntries + uint64(c.withDefaults().History)*EntrySize
 }
 
-// Source is the program for c.
-func Source(c Config) ([]byte, error) {
+// Compile compiles ledger.naam with c's parameters (nicrt.NIC.Install
+// verifies it).
+func Compile(c Config) (*bytecode.Object, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	return gen.Source(tmpl, c.withDefaults())
-}
-
-// Compile compiles the program for c (nicrt.NIC.Install verifies it).
-func Compile(c Config) (*bytecode.Object, error) {
-	src, err := Source(c)
-	if err != nil {
-		return nil, err
-	}
-	return gen.Compile("rpc", "ledger.naam", src)
+	return prog.Compile(c.params()...)
 }
 
 // Regions are a node's ledger regions.

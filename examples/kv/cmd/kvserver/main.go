@@ -78,7 +78,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	if err != nil {
 		return fail(err)
 	}
-	prog, err := nic.Install(uint64(*tenant), obj)
+	prog, err := nic.InstallWith(uint64(*tenant), obj, cfg.InstallOptions())
 	if err != nil {
 		return fail(err)
 	}
