@@ -264,33 +264,23 @@ func encodeInt(t *FieldType, v string, b []byte) error {
 		}
 		u = n
 	}
-	putUint(b, u)
+	PutUint(b, u)
 	return nil
 }
 
-func putUint(b []byte, u uint64) {
-	switch len(b) {
-	case 1:
-		b[0] = byte(u)
-	case 2:
-		binary.LittleEndian.PutUint16(b, uint16(u))
-	case 4:
-		binary.LittleEndian.PutUint32(b, uint32(u))
-	case 8:
-		binary.LittleEndian.PutUint64(b, u)
-	}
+// PutUint writes the low len(b) bytes of u into b, little-endian: the
+// bytes of a scalar field (len(b) at most 8).
+func PutUint(b []byte, u uint64) {
+	var w [8]byte
+	binary.LittleEndian.PutUint64(w[:], u)
+	copy(b, w[:])
 }
 
-func getUint(b []byte) uint64 {
-	switch len(b) {
-	case 1:
-		return uint64(b[0])
-	case 2:
-		return uint64(binary.LittleEndian.Uint16(b))
-	case 4:
-		return uint64(binary.LittleEndian.Uint32(b))
-	}
-	return binary.LittleEndian.Uint64(b)
+// Uint reads the scalar field b (at most 8 bytes), little-endian.
+func Uint(b []byte) uint64 {
+	var w [8]byte
+	copy(w[:], b)
+	return binary.LittleEndian.Uint64(w[:])
 }
 
 // FormatText prints the bytes b of a value of type t: integers in decimal,
@@ -302,11 +292,11 @@ func (t *FieldType) FormatText(b []byte) string {
 	case t.Scalar == "bool":
 		return strconv.FormatBool(b[0] != 0)
 	case t.Scalar != "" && t.Scalar[0] == 'i':
-		u := getUint(b)
+		u := Uint(b)
 		shift := 64 - 8*len(b)
 		return strconv.FormatInt(int64(u<<shift)>>shift, 10)
 	case t.Scalar != "":
-		return strconv.FormatUint(getUint(b), 10)
+		return strconv.FormatUint(Uint(b), 10)
 	case t.Elem != nil && t.Elem.Scalar == "u8":
 		text := strings.TrimRight(string(b), "\x00")
 		if printable(text) {

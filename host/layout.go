@@ -1,7 +1,6 @@
 package host
 
 import (
-	"encoding/binary"
 	"fmt"
 	"reflect"
 	"strings"
@@ -244,7 +243,7 @@ func put(b []byte, t *bytecode.FieldType, v reflect.Value) error {
 			}
 			u = uint64(i)
 		}
-		putUint(b, u)
+		bytecode.PutUint(b, u)
 	case kBool:
 		if v.Bool() {
 			b[0] = 1
@@ -322,13 +321,6 @@ func b2u(b bool) uint64 {
 	return 0
 }
 
-// putUint writes the low len(b) bytes of u, little-endian.
-func putUint(b []byte, u uint64) {
-	var w [8]byte
-	binary.LittleEndian.PutUint64(w[:], u)
-	copy(b, w[:])
-}
-
 // decode reads the reply into v (addressable, of the plan's type). Bytes a
 // short reply lacks read as zero.
 func (p *plan) decode(reply []byte, v reflect.Value) {
@@ -357,9 +349,7 @@ func window(reply []byte, off, n uint32) []byte {
 func get(b []byte, t *bytecode.FieldType, v reflect.Value) {
 	switch kindOf(t) {
 	case kInt:
-		var w [8]byte
-		copy(w[:], b)
-		u := binary.LittleEndian.Uint64(w[:])
+		u := bytecode.Uint(b)
 		if isUnsignedKind(v.Kind()) {
 			v.SetUint(u)
 			return

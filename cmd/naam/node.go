@@ -62,8 +62,11 @@ answers the ones it took, closes).
 
 Regions are name:SIZE[:nicmem][:ro] (SIZE in bytes, or with a K, M or G
 suffix); they are registered before the programs, whose regions link to
-them by name. Programs are object files from naamc build (.nobj) or handler
-sources (.naam), compiled here; each is verified before it installs.
+them by name. Programs are FILE[:OBJREGION=REGION]...: an object file from
+naamc build (.nobj) or a handler source (.naam), compiled here, each
+verified before it installs; a :OBJREGION=REGION suffix binds the
+program's region OBJREGION to the registered region REGION instead of the
+one of its own name (so one program can serve several regions).
 
 The tenant's key comes from --secret-file or $NAAM_SECRET (at least 16
 bytes); without either the node uses the public development key, and says
@@ -73,7 +76,8 @@ flags' names as keys ("listen", "region": [...], ...); flags win.
 When the node is ready it prints one line to stdout:
   node NAME listening on ADDR id=ID gossip=ADDR metrics=URL`,
 		Example: `  naam node --listen 127.0.0.1:7000 --region counters:4K --program counter.nobj
-  naam node --listen 127.0.0.1:7001 --gossip 127.0.0.1:7946 --program kv.naam --region table:64M:nicmem
+  naam node --listen 127.0.0.1:7001 --gossip 127.0.0.1:7946 --program kv.naam --region kv:64M:nicmem
+  naam node --region hot:4K --region cold:4K --program counter.nobj:counters=hot --program counter.nobj:counters=cold
   naam node --listen 127.0.0.1:7002 --join 127.0.0.1:7946 --metrics 127.0.0.1:9100
   naam node --config node.json`,
 		Args: cobra.NoArgs,
@@ -97,7 +101,7 @@ When the node is ready it prints one line to stdout:
 	fl.Uint32Var(&f.Tenant, "tenant", 1, "tenant the node's regions and programs belong to")
 	fl.StringVar(&f.SecretFile, "secret-file", "", "file holding the tenant's key (default $NAAM_SECRET, else the development key)")
 	fl.IntVar(&f.Queues, "queues", 1, "rx queues (SO_REUSEPORT sockets)")
-	fl.StringArrayVar(&f.Programs, "program", nil, "program to install: F.nobj or F.naam (repeatable)")
+	fl.StringArrayVar(&f.Programs, "program", nil, "program to install: F.nobj or F.naam, then :OBJREGION=REGION to bind a region (repeatable)")
 	fl.StringArrayVar(&f.Regions, "region", nil, "region to register: name:SIZE[:nicmem][:ro] (repeatable)")
 	fl.StringVar(&f.Gossip, "gossip", "", "address for cluster membership (memberlist); needed to be joined")
 	fl.StringArrayVar(&f.Join, "join", nil, "gossip address of a cluster member to join through (repeatable)")
@@ -237,6 +241,40 @@ func parseSize(s string) (uint64, error) {
 }
 
 // loadProgram reads an object file, or compiles a .naam source.
+// programSpec is one --program: the file and its region bindings.
+type programSpec struct {
+	file string
+	opts host.InstallOptions
+}
+
+// parseProgram reads FILE[:OBJREGION=REGION]...: the suffixes with an =
+// are bindings, the rest is the file's name.
+func parseProgram(s string) (programSpec, error) {
+	parts := strings.Split(s, ":")
+	n := len(parts)
+	for n > 1 && strings.Contains(parts[n-1], "=") {
+		n--
+	}
+	p := programSpec{file: strings.Join(parts[:n], ":")}
+	if p.file == "" {
+		return p, fmt.Errorf("--program %q: want FILE[:OBJREGION=REGION]...", s)
+	}
+	for _, b := range parts[n:] {
+		obj, reg, _ := strings.Cut(b, "=")
+		if obj == "" || reg == "" {
+			return p, fmt.Errorf("--program %q: %q: want OBJREGION=REGION", s, b)
+		}
+		if _, dup := p.opts.Regions[obj]; dup {
+			return p, fmt.Errorf("--program %q: region %s bound twice", s, obj)
+		}
+		if p.opts.Regions == nil {
+			p.opts.Regions = map[string]string{}
+		}
+		p.opts.Regions[obj] = reg
+	}
+	return p, nil
+}
+
 func loadProgram(file string) (*bytecode.Object, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -274,12 +312,18 @@ func runNode(ctx context.Context, stdout, stderr io.Writer, f nodeFlags) error {
 		}
 		regions = append(regions, r)
 	}
+	var progs []programSpec
 	var objs []*bytecode.Object
-	for _, file := range f.Programs {
-		obj, err := loadProgram(file)
+	for _, s := range f.Programs {
+		p, err := parseProgram(s)
 		if err != nil {
 			return err
 		}
+		obj, err := loadProgram(p.file)
+		if err != nil {
+			return err
+		}
+		progs = append(progs, p)
 		objs = append(objs, obj)
 	}
 	var ncfg nicrt.Config
@@ -308,8 +352,8 @@ func runNode(ctx context.Context, stdout, stderr io.Writer, f nodeFlags) error {
 		}
 	}
 	for i, obj := range objs {
-		if _, err := n.Install(obj); err != nil {
-			return fmt.Errorf("%s: %w", f.Programs[i], err)
+		if _, err := n.InstallWith(obj, progs[i].opts); err != nil {
+			return fmt.Errorf("%s: %w", progs[i].file, err)
 		}
 	}
 	metricsURL := "-"
