@@ -39,7 +39,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	buckets := fs.Uint("buckets", 0, "buckets, a power of two (0: kv.BucketsFor(records), a load of at most 1/4)")
 	valueSize := fs.Uint("value-size", 64, "largest value (a multiple of 8, at most 256)")
 	records := fs.Uint64("records", 0, "records to preload (KeyOf(n), value-size bytes)")
-	region := fs.String("region", "kv", "the table region's name")
+	region := fs.String("region", "kv", "the name to register the table region under (the program's region kv is bound to it)")
 	nicmem := fs.Bool("nicmem", false, "place the table in NIC memory (hot keys)")
 	queues := fs.Int("queues", 2, "rx queues (sockets on the port)")
 	infoPath := fs.String("info", "", "write the client's Info (JSON) here")
