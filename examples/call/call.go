@@ -43,6 +43,19 @@ func Code(err error) (uint32, bool) {
 	return 0, false
 }
 
+// Errors maps an example's handler fail codes to its sentinel errors.
+type Errors map[uint32]error
+
+// Of is the sentinel of code, the fail code of the handler error err; a
+// code e does not map (one of the language's reserved ones) keeps err,
+// wrapped as "what: err".
+func (e Errors) Of(what string, code uint32, err error) error {
+	if s, ok := e[code]; ok {
+		return s
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
 // Local calls handlers of an in-process NIC as Tenant from node Src.
 // Request ids come from a counter of its own.
 type Local struct {

@@ -89,3 +89,17 @@ func TestLocal(t *testing.T) {
 		t.Errorf("misaligned CAS: %v", err)
 	}
 }
+
+func TestErrorsOf(t *testing.T) {
+	errA := errors.New("ex: a")
+	codes := Errors{1: errA}
+	he := &nicrt.HandlerError{Code: 1}
+	if got := codes.Of("ex: h failed", 1, he); got != errA {
+		t.Errorf("code 1: %v", got)
+	}
+	reserved := &nicrt.HandlerError{Code: 0xffff_ff00}
+	got := codes.Of("ex: h failed", reserved.Code, reserved)
+	if !errors.Is(got, reserved) || got.Error() != "ex: h failed: "+reserved.Error() {
+		t.Errorf("a reserved code: %v", got)
+	}
+}

@@ -178,21 +178,8 @@ var (
 	ErrTooLong  = errors.New("chase: the key is further than the maximum hops")
 )
 
-// codeError maps a handler's fail code to its sentinel; other codes (the
-// language's reserved ones) keep err, the *nicrt.HandlerError.
-func codeError(code uint32, err error) error {
-	switch code {
-	case CodeNotFound:
-		return ErrNotFound
-	case CodeEnd:
-		return ErrEnd
-	case CodeBadHops:
-		return ErrBadHops
-	case CodeTooLong:
-		return ErrTooLong
-	}
-	return fmt.Errorf("chase: handler failed: %w", err)
-}
+// codeErrors are the sentinels of the handlers' fail codes.
+var codeErrors = call.Errors{CodeNotFound: ErrNotFound, CodeEnd: ErrEnd, CodeBadHops: ErrBadHops, CodeTooLong: ErrTooLong}
 
 // Result is what a walk or lookup found and what it cost.
 type Result struct {
@@ -235,7 +222,7 @@ func (c *Client) call(ctx context.Context, h uint32, a uint32, b uint64, bsize i
 	}
 	out, err := c.c.Call(ctx, h, req)
 	if code, ok := call.Code(err); ok {
-		return nil, codeError(code, err)
+		return nil, codeErrors.Of("chase: handler failed", code, err)
 	}
 	return out, err
 }

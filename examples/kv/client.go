@@ -86,7 +86,7 @@ func (c *Client) do(ctx context.Context, handler uint32, req []byte, rep *Reply)
 			return nil, err
 		}
 		if code != CodeBusy || rep.RoundTrips >= tries {
-			return nil, codeError(code, err)
+			return nil, codeErrors.Of("kv: handler failed", code, err)
 		}
 		if err := backoff(ctx, rep.RoundTrips); err != nil {
 			return nil, err

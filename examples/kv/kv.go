@@ -7,6 +7,7 @@ import (
 	"math/bits"
 
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/examples/call"
 	"github.com/naam-project/naam/examples/internal/program"
 	"github.com/naam-project/naam/nicrt"
 )
@@ -207,21 +208,8 @@ var (
 	ErrTooLong  = errors.New("kv: value too long")
 )
 
-// codeError maps a handler's fail code to its sentinel; other codes (the
-// language's reserved ones) keep err, the *nicrt.HandlerError.
-func codeError(code uint32, err error) error {
-	switch code {
-	case CodeNotFound:
-		return ErrNotFound
-	case CodeBusy:
-		return ErrBusy
-	case CodeFull:
-		return ErrFull
-	case CodeTooLong:
-		return ErrTooLong
-	}
-	return fmt.Errorf("kv: handler failed: %w", err)
-}
+// codeErrors are the sentinels of the handlers' fail codes.
+var codeErrors = call.Errors{CodeNotFound: ErrNotFound, CodeBusy: ErrBusy, CodeFull: ErrFull, CodeTooLong: ErrTooLong}
 
 // BucketsFor is the number of buckets for records keys at a load of at
 // most 1/4: the next power of two ≥ 4 × records, at least 1024.

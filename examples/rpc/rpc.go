@@ -76,7 +76,7 @@ var (
 	ErrBusy         = errors.New("rpc: entry being written, try again")
 )
 
-var codeErrs = map[uint32]error{
+var codeErrs = call.Errors{
 	CodeNoAccount: ErrNoAccount, CodeInsufficient: ErrInsufficient, CodeContended: ErrContended,
 	CodeSameAccount: ErrSameAccount, CodeZeroAmount: ErrZeroAmount, CodeOverSupply: ErrOverSupply,
 	CodeSendFailed: ErrSendFailed, CodeNotYet: ErrNotYet, CodeGone: ErrGone, CodeNotPeer: ErrNotPeer,
@@ -261,10 +261,7 @@ func (c *Client) do(ctx context.Context, h string, want int, args ...any) ([]byt
 	out, err := c.c.Call(ctx, c.ids[h], req)
 	if err != nil {
 		if code, ok := call.Code(err); ok {
-			if e, known := codeErrs[code]; known {
-				return nil, e
-			}
-			return nil, fmt.Errorf("rpc: %s failed: %w", h, err)
+			return nil, codeErrs.Of("rpc: "+h+" failed", code, err)
 		}
 		return nil, err
 	}
