@@ -16,7 +16,8 @@
 //	emit.go             IR → asm.Instructions: jump offsets, call argument
 //	                    moves, the line table, the object.
 //
-// Compile is the entry point; spec/language.md says what the language
+// Compile is the entry point (CompileWith, with constant overrides of a
+// lang.Config); spec/language.md says what the language
 // means and how arguments and results are laid out, spec/object.md what an
 // object holds.
 package compiler

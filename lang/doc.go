@@ -4,9 +4,12 @@
 // Pipeline: source → Scanner (tokens, with Go-style newline statement
 // ends) → ParseFile (recursive descent; recovers at statement and
 // declaration boundaries, one error per line, gives up after 10) → *File →
-// Check → *Info. CheckSource runs both. The compiler (package compiler,
-// later) lowers a checked *File using the *Info; the verifier never sees
-// this package.
+// Check → *Info. CheckSource runs both. Config.Check and
+// Config.CheckSource do the same with constant overrides
+// (Config.Constants: naamc build -D), each checked as the declaration it
+// replaces; ParseConstant reads an override's value from text. The
+// compiler (package compiler) lowers a checked *File using the *Info; the
+// verifier never sees this package.
 //
 // What it owns: the language's syntax and its static rules, including the
 // ones that exist only so that every accepted program compiles to code the
