@@ -10,15 +10,15 @@ import (
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/examples/call"
-	"github.com/naam-project/naam/examples/internal/program"
+	"github.com/naam-project/naam/examples/internal/source"
 	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/nicrt"
 )
 
 //go:embed chase.naam
-var source []byte
+var sourceText []byte
 
-var prog = program.New("chase", "chase.naam", source)
+var prog = source.New("chase", "chase.naam", sourceText)
 
 // RegionName is the list region in chase.naam; Config.InstallOptions binds
 // it to the registered region Config.Region.
@@ -65,8 +65,8 @@ type Config struct {
 func DefaultConfig() Config { return Config{}.withDefaults() }
 
 // params ties c's fields to chase.naam's constants.
-func (c *Config) params() []program.Param {
-	return []program.Param{{Const: "NODES", Value: &c.Nodes}, {Const: "MAX_HOPS", Value: &c.MaxHops}}
+func (c *Config) params() []source.Param {
+	return []source.Param{{Const: "NODES", Value: &c.Nodes}, {Const: "MAX_HOPS", Value: &c.MaxHops}}
 }
 
 func (c Config) withDefaults() Config {

@@ -8,14 +8,14 @@ import (
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/examples/call"
-	"github.com/naam-project/naam/examples/internal/program"
+	"github.com/naam-project/naam/examples/internal/source"
 	"github.com/naam-project/naam/nicrt"
 )
 
 //go:embed kv.naam
-var source []byte
+var sourceText []byte
 
-var prog = program.New("kv", "kv.naam", source)
+var prog = source.New("kv", "kv.naam", sourceText)
 
 // RegionName is the table's region in kv.naam; Config.InstallOptions binds
 // it to the registered region Config.Region.
@@ -97,8 +97,8 @@ type Config struct {
 func DefaultConfig() Config { return Config{}.withDefaults() }
 
 // params ties c's fields to kv.naam's constants.
-func (c *Config) params() []program.Param {
-	return []program.Param{{Const: "BUCKETS", Value: &c.Buckets}, {Const: "PROBES", Value: &c.Probes}, {Const: "VALUE", Value: &c.ValueSize}}
+func (c *Config) params() []source.Param {
+	return []source.Param{{Const: "BUCKETS", Value: &c.Buckets}, {Const: "PROBES", Value: &c.Probes}, {Const: "VALUE", Value: &c.ValueSize}}
 }
 
 // withDefaults fills zero fields.

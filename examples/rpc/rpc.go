@@ -10,15 +10,15 @@ import (
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/examples/call"
-	"github.com/naam-project/naam/examples/internal/program"
+	"github.com/naam-project/naam/examples/internal/source"
 	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/nicrt"
 )
 
 //go:embed ledger.naam
-var source []byte
+var sourceText []byte
 
-var prog = program.New("rpc", "ledger.naam", source)
+var prog = source.New("rpc", "ledger.naam", sourceText)
 
 // Region names, in the object's order (ledger.naam's, which Register
 // registers under the same names).
@@ -104,8 +104,8 @@ type Config struct {
 }
 
 // params ties c's fields to ledger.naam's constants.
-func (c *Config) params() []program.Param {
-	return []program.Param{{Const: "ACCOUNTS", Value: &c.Accounts}, {Const: "HISTORY", Value: &c.History}}
+func (c *Config) params() []source.Param {
+	return []source.Param{{Const: "ACCOUNTS", Value: &c.Accounts}, {Const: "HISTORY", Value: &c.History}}
 }
 
 func (c Config) withDefaults() Config {

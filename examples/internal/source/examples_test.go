@@ -1,4 +1,4 @@
-package program_test
+package source_test
 
 import (
 	"os"

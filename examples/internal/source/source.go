@@ -1,11 +1,11 @@
-// Package program compiles the examples' handler programs. Each is a plain
+// Package source compiles the examples' handler programs. Each is a plain
 // .naam file, embedded in its example's package, that naamc check and
 // naamc build read as they are; its parameters are ordinary constant
 // declarations (const BUCKETS = 1024), whose declared values are the
 // example's defaults and which a Config overrides as naamc build -D does
 // (lang.Config.Constants). Region names are the source's own: an installer
 // binds them to registered regions (nicrt.InstallOptions.Regions).
-package program
+package source
 
 import (
 	"bytes"
