@@ -79,13 +79,12 @@ type Config struct {
 	// Default 1024.
 	Buckets uint32
 	// Probes is the longest probe sequence (PROBES), 1…MaxProbes.
-	// Default 16: the
-	// GET stays well within the NIC budget (about 450 instructions at
-	// most, verified), an RDMA client reads the window in one READ of 512
-	// bytes, and linear probing at a load of 1/4 rarely needs more (a
-	// million keys in 2^22 buckets: at most 9–14 buckets from home over
-	// several hash functions; 100,000 keys in 2^18 buckets, a load of
-	// 0.38: up to 22, so keep the load at or under 1/4).
+	// Default 16: the GET stays well within the NIC budget (about 450
+	// instructions at most, verified), an RDMA client reads the window in
+	// one READ of 512 bytes, and linear probing at a load of 1/4 rarely
+	// needs more (a million keys in 2^22 buckets: at most 9–14 buckets
+	// from home over several hash functions; 100,000 keys in 2^18
+	// buckets, a load of 0.38: up to 22, so keep the load at or under 1/4).
 	Probes uint32
 	// ValueSize is the largest value (VALUE), a multiple of 8 in
 	// 8…MaxValueSize. Default 256.
