@@ -46,6 +46,9 @@ type Result struct {
 	// forwarded and then failed (the request has left all the same).
 	Forward *Forward
 	Insns   uint64 // instructions executed
+	// Exit is the slot of the exit instruction that ended the run, for a
+	// line table to name the source (an error code's failing site).
+	Exit int
 }
 
 // Forward is where the forward helper sent a request.
@@ -98,7 +101,7 @@ func (m *Machine) Invoke(p *Program, inv *Invocation) (Result, error) {
 		return res, err
 	}
 	r0 := int64(raw)
-	res := Result{R0: r0, Outcome: bytecode.ClassifyReturn(r0), Insns: m.steps, Forward: m.forwardResult()}
+	res := Result{R0: r0, Outcome: bytecode.ClassifyReturn(r0), Insns: m.steps, Forward: m.forwardResult(), Exit: m.exit}
 	switch {
 	case res.Outcome == bytecode.OutcomeInvalid:
 		err = fmt.Errorf("r0 = %d is neither a reply length, an error code (-1 to -%d) nor ReturnForwarded", r0, bytecode.MaxErrorCode)
