@@ -97,7 +97,7 @@ type compilation struct {
 // handler compiles one handler to instructions, with a position each.
 func (cu *compilation) handler(h *lang.Handler) (asm.Instructions, []lang.Pos, error) {
 	b := &builder{cu: cu, h: h, refd: map[int]bool{}, vars: map[*lang.Var]*local{},
-		fails: map[int64]int{}, pinned: map[vreg]bool{}, varRegs: map[vreg]bool{}, bounds: map[*lang.Var]uint64{}}
+		failAt: map[failSite]int{}, pinned: map[vreg]bool{}, varRegs: map[vreg]bool{}, bounds: map[*lang.Var]uint64{}}
 	nerr := len(cu.errs)
 	b.handler()
 	if len(cu.errs) > nerr {

@@ -74,7 +74,7 @@ func (b *builder) binary(e *lang.BinaryExpr, t lang.Type) operand {
 	}
 	x := b.owned(b.expr(e.X))
 	y := b.expr(e.Y)
-	b.binop(e.Op, x, y, t)
+	b.binop(e.Op, x, y, t, e.OpPos)
 	return regOp(x)
 }
 
@@ -89,8 +89,9 @@ func (b *builder) boolValue(e lang.Expr) operand {
 	return regOp(t)
 }
 
-// binop computes x = x op y in type t (x is a register the caller owns).
-func (b *builder) binop(op lang.Token, x vreg, y operand, t lang.Type) {
+// binop computes x = x op y in type t (x is a register the caller owns);
+// pos is the operator's, where a division by zero fails.
+func (b *builder) binop(op lang.Token, x vreg, y operand, t lang.Type, pos lang.Pos) {
 	k := basicKind(t)
 	w32 := k == lang.U32
 	signed := lang.IsSigned(t)
@@ -127,7 +128,7 @@ func (b *builder) binop(op lang.Token, x vreg, y operand, t lang.Type) {
 				b.errorf(b.pos, "division by zero")
 			}
 		} else {
-			b.jump(asm.JEq, y.reg, immOp(0), b.failLabel(lang.FailDivideByZero))
+			b.jump(asm.JEq, y.reg, immOp(0), b.failLabel(lang.FailDivideByZero, pos))
 		}
 		alu := asm.Div
 		if op == lang.REM {
@@ -429,6 +430,19 @@ func (b *builder) builtin(name string, e *lang.CallExpr) operand {
 		return regOp(t)
 	}
 	switch name {
+	case "min", "max":
+		// x = a; if !(a <= b) (min) or !(a >= b) (max), x = b.
+		t := b.cu.info.Types[e].Type
+		x := b.owned(b.expr(e.Args[0]))
+		y := b.expr(e.Args[1])
+		keep, op := b.newLabel(), lang.LEQ
+		if name == "max" {
+			op = lang.GEQ
+		}
+		b.compareJump(op, lang.IsSigned(t), regOp(x), y, keep, true)
+		b.mov(x, y)
+		b.label(keep)
+		return regOp(x)
 	case "hash":
 		p := b.placeOrRef(e.Args[0])
 		return regOp(b.helper(bytecode.HelperHash, regOp(b.addrOf(p)), immOp(lang.Sizeof(p.typ))))
@@ -461,7 +475,7 @@ func (b *builder) builtin(name string, e *lang.CallExpr) operand {
 		node := b.expr(e.Args[0])
 		h := b.expr(e.Args[1])
 		r := b.helper(bytecode.HelperForward, b.small(node), b.small(h))
-		b.jump(asm.JNE, r, immOp(0), b.failLabel(lang.FailForward))
+		b.jump(asm.JNE, r, immOp(0), b.failLabel(lang.FailForward, e.Pos()))
 		b.emit(insn{op: irExit, a: immOp(bytecode.ReturnForwarded)})
 		return immOp(0)
 	case "src_node":

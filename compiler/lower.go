@@ -79,8 +79,8 @@ type builder struct {
 	pinned    map[vreg]bool        // loop counters: the verifier needs them in registers
 	varRegs   map[vreg]bool        // registers of variables: never overwritten as temporaries
 	bounds    map[*lang.Var]uint64 // largest value of loop variables with constant bounds
-	fails     map[int64]int        // error code → label of its exit stub
-	failOrder []int64
+	fails     []failStub          // the exits that fail the request, placed after the code
+	failAt    map[failSite]int    // index in fails
 	loops     []loopCtx
 	inl       []*inlineCtx
 }
@@ -179,15 +179,44 @@ func (b *builder) small(a operand) operand {
 	return a
 }
 
-// failLabel returns the label of the stub that fails the request with code.
-func (b *builder) failLabel(code int64) int {
-	if l, ok := b.fails[code]; ok {
-		return l
+// failStub is an exit that fails the request with code, placed after the
+// handler's code. Its instructions carry pos, the site whose check jumps
+// to it, so that the line table names where a failure came from
+// (vm.Result.Exit).
+type failStub struct {
+	code  int64
+	pos   lang.Pos
+	label int
+}
+
+type failSite struct {
+	code int64
+	pos  lang.Pos
+}
+
+// failLabel returns the label of the stub that fails the request with
+// code for the check at pos: one stub per site and code.
+func (b *builder) failLabel(code int64, pos lang.Pos) int {
+	k := failSite{code, pos}
+	if i, ok := b.failAt[k]; ok {
+		return b.fails[i].label
 	}
 	l := b.newLabel()
-	b.fails[code] = l
-	b.failOrder = append(b.failOrder, code)
+	b.failAt[k] = len(b.fails)
+	b.fails = append(b.fails, failStub{code: code, pos: pos, label: l})
 	return l
+}
+
+// sharedFailLabel is the label of the first stub of code, for a check
+// that cannot fail but that the verifier needs (pktCheck), so that it
+// adds no stub of its own.
+func (b *builder) sharedFailLabel(code int64) int {
+	for _, f := range b.fails {
+		if f.code == code {
+			return f.label
+		}
+	}
+	return b.failLabel(code, b.pos)
 }
 
 func (b *builder) fail(code int64) { b.emit(insn{op: irExit, a: immOp(-code)}) }
@@ -220,9 +249,10 @@ func (b *builder) handler() {
 		b.pos = h.Decl.Body.Rbrace
 		b.emit(insn{op: irExit, a: immOp(h.Reply.Size)})
 	}
-	for _, code := range b.failOrder {
-		b.label(b.fails[code])
-		b.fail(code)
+	for _, f := range b.fails {
+		b.pos = f.pos
+		b.label(f.label)
+		b.fail(f.code)
 	}
 }
 
@@ -235,7 +265,7 @@ func (b *builder) packet(ptrOff, endOff, size int64, code int64) (ptr, end vreg)
 	if size > 0 {
 		t := b.copyReg(regOp(ptr))
 		b.alu(asm.Add, t, immOp(size), false)
-		b.jump(asm.JGT, t, regOp(end), b.failLabel(code))
+		b.jump(asm.JGT, t, regOp(end), b.failLabel(code, b.pos))
 	}
 	return ptr, end
 }
@@ -344,7 +374,7 @@ func (b *builder) assign(s *lang.AssignStmt) {
 	op := lang.ADD + (s.Tok - lang.ADD_ASSIGN)
 	x := b.owned(b.load(p))
 	y := b.expr(s.Rhs)
-	b.binop(op, x, y, t)
+	b.binop(op, x, y, t, s.TokPos)
 	b.store(p, regOp(x))
 }
 
@@ -412,8 +442,9 @@ func (b *builder) forStmt(s *lang.ForStmt) {
 		}
 		limit = b.small(limit)
 	} else {
-		// for i in lo..hi max N: skip if hi <= lo, fail if hi - lo > N,
-		// then count 0 .. hi-lo-1.
+		// for i in lo..hi max N: skip if hi <= lo, then count 0 ..
+		// hi-lo-1, at most N times: a body that has not broken out by
+		// then, with more of the range to go, fails (at the latch).
 		lo = regOp(b.keep(b.owned(b.expr(s.Low))))
 		hi := b.reg(b.expr(s.High))
 		le := asm.JLE
@@ -424,7 +455,6 @@ func (b *builder) forStmt(s *lang.ForStmt) {
 		n := b.keep(b.owned(regOp(hi)))
 		b.alu(asm.Sub, n, lo, false)
 		capV := constInt(b.cu.info.Types[s.Max].Value)
-		b.jump(asm.JGT, n, b.small(immOp(capV)), b.failLabel(lang.FailLoopCap))
 		b.mov(counter, immOp(0))
 		limit, capOp = regOp(n), b.small(immOp(capV))
 	}
@@ -457,6 +487,7 @@ func (b *builder) forStmt(s *lang.ForStmt) {
 		// comparison with the constant cap is what bounds the counter.
 		b.jump(asm.JGE, counter, limit, exitL)
 		b.jump(asm.JLT, counter, capOp, headL)
+		b.ja(b.failLabel(lang.FailLoopCap, s.Max.Pos()))
 	} else {
 		b.jump(lt, counter, limit, headL)
 	}
@@ -621,7 +652,7 @@ func (b *builder) index(p place, arr *lang.Array, ie lang.Expr) place {
 	b.pinned[scaled] = true
 	if m, ok := b.maxValue(ie); !ok || m >= uint64(arr.Len) {
 		n := b.small(immOp(arr.Len))
-		b.jump(asm.JGE, scaled, n, b.failLabel(lang.FailIndexOutOfRange))
+		b.jump(asm.JGE, scaled, n, b.failLabel(lang.FailIndexOutOfRange, ie.Pos()))
 	}
 	if es&(es-1) == 0 {
 		if sh := log2(es); sh > 0 {
@@ -665,7 +696,7 @@ func (b *builder) pktCheck(ptr vreg, root rootKind, n int64) {
 	}
 	t := b.copyReg(regOp(ptr))
 	b.alu(asm.Add, t, b.small(immOp(n)), false)
-	b.jump(asm.JGT, t, regOp(end), b.failLabel(code))
+	b.jump(asm.JGT, t, regOp(end), b.sharedFailLabel(code))
 }
 
 func log2(n int64) int64 {

@@ -80,6 +80,11 @@ type checker struct {
 
 	overrides map[string]constant.Value // Config.Constants
 	objs      []Object                  // top-level declarations, in source order
+
+	// known holds the values of lets bound to a value known here (a
+	// constant, or arithmetic on such lets), for the range checks of
+	// indices (operand.known).
+	known map[*Var]constant.Value
 }
 
 type callSite struct {
@@ -108,6 +113,7 @@ func newChecker() *checker {
 		resolving: map[Object]bool{},
 		resolved:  map[Object]bool{},
 		calls:     map[Object][]callSite{},
+		known:     map[*Var]constant.Value{},
 	}
 }
 
@@ -654,6 +660,11 @@ func (c *checker) letStmt(s *LetStmt) {
 			v.root = x.root
 		}
 		_ = r
+	}
+	if !s.Mutable && x.mode != invalid && isInteger(t) && !isUntyped(t) {
+		if kv := x.knownValue(); kv != nil {
+			c.known[v] = kv
+		}
 	}
 	c.addLocal(t)
 	c.declare(c.fn.scope, s.Name, v)

@@ -35,6 +35,20 @@ type operand struct {
 	root     placeRoot
 	// For a value of reference type: what it points into.
 	target placeRoot
+	// known is the value of an integer operand that is not a constant but
+	// whose value the checker knows all the same (a let bound to a
+	// constant, arithmetic on such lets): only for range checks (index),
+	// never for types or folding.
+	known constant.Value
+}
+
+// knownValue is x's value when the checker knows it: a constant's, or
+// known.
+func (x *operand) knownValue() constant.Value {
+	if x.mode == constMode {
+		return x.val
+	}
+	return x.known
 }
 
 func describe(x *operand) string {
@@ -261,6 +275,7 @@ func (c *checker) ident(x *operand, e *Ident) {
 			x.writable = true
 		case LocalLet:
 			x.whyRO = obj.name + " is declared with let (use var for a variable)"
+			x.known = c.known[obj]
 		case LoopVar:
 			x.whyRO = obj.name + " is a loop variable"
 		case Param:
@@ -283,6 +298,9 @@ func (c *checker) unary(x *operand, e *UnaryExpr) {
 		return
 	}
 	x.expr = e
+	if e.Op != SUB && e.Op != TILDE {
+		x.known = nil
+	}
 	if x.mode == novalue {
 		c.errorf(e.X.Pos(), "%s has no value", exprString(e.X))
 		x.mode = invalid
@@ -325,6 +343,13 @@ func (c *checker) unary(x *operand, e *UnaryExpr) {
 			}
 			c.checkOverflow(x)
 			return
+		}
+		if x.known != nil {
+			if e.Op == SUB {
+				x.known = wrap(constant.UnaryOp(tokenSUB, x.known, 0), x.typ)
+			} else {
+				x.known = wrap(constant.UnaryOp(gotokenXOR, x.known, bits(x.typ)), x.typ)
+			}
 		}
 		x.mode = valueMode
 	case NOT:
@@ -379,6 +404,8 @@ func (c *checker) binary(x, y *operand, op Token, opPos Pos, e Expr) {
 		x.mode, x.typ = invalid, Typ[Invalid]
 	}
 	bothConst := x.mode == constMode && y.mode == constMode
+	kx, ky := x.knownValue(), y.knownValue()
+	x.known = nil
 	switch op {
 	case SHL, SHR:
 		if !isInteger(x.typ) || !isInteger(y.typ) {
@@ -497,6 +524,12 @@ func (c *checker) binary(x, y *operand, op Token, opPos Pos, e Expr) {
 		return
 	}
 	x.mode, x.val = valueMode, nil
+	switch op {
+	case ADD, SUB, MUL, AND, OR, XOR:
+		if kx != nil && ky != nil && !isUntyped(t) {
+			x.known = wrap(constant.BinaryOp(kx, goOps[op], ky), t)
+		}
+	}
 }
 
 func (c *checker) cast(x *operand, e *CastExpr) {
@@ -536,6 +569,11 @@ func (c *checker) cast(x *operand, e *CastExpr) {
 	if x.mode != constMode {
 		x.mode = valueMode
 	}
+	if x.known != nil && isInteger(t) {
+		x.known = wrap(x.known, t)
+	} else {
+		x.known = nil
+	}
 	x.typ = t
 }
 
@@ -562,6 +600,12 @@ func (c *checker) index(x *operand, e *IndexExpr) {
 	}
 	if i.mode == novalue || !isInteger(i.typ) {
 		c.errorf(e.Index.Pos(), "index %s is %s, not an integer", exprString(e.Index), describe(&i))
+		return
+	}
+	if i.mode != constMode && i.known != nil {
+		if constant.Sign(i.known) < 0 || constant.Compare(i.known, tokenGEQ, constant.MakeInt64(arr.Len)) {
+			c.errorf(e.Index.Pos(), "index %s is %s, out of range [0, %d)", exprString(e.Index), valueString(i.known), arr.Len)
+		}
 		return
 	}
 	if i.mode == constMode {
@@ -723,6 +767,7 @@ func (c *checker) builtinCall(x *operand, e *CallExpr, id builtinID, stmt bool) 
 		bHash: 1, bCopy: 2, bNow: 0, bRandom: 0, bTrace: 1, bSend: 3, bForward: 2,
 		bSrcNode: 0, bTenant: 0, bRequestID: 0, bLen: 1,
 		bAtomicAdd: 2, bAtomicAnd: 2, bAtomicOr: 2, bAtomicXor: 2, bAtomicXchg: 2, bAtomicCas: 3,
+		bMin: 2, bMax: 2,
 	}[id]
 	if !c.argCount(e, name, nargs) {
 		return
@@ -772,6 +817,8 @@ func (c *checker) builtinCall(x *operand, e *CallExpr, id builtinID, stmt bool) 
 		default:
 			none()
 		}
+	case bMin, bMax:
+		c.minMax(x, e, name)
 	case bLen:
 		var y operand
 		c.expr(&y, e.Args[0])
@@ -823,6 +870,52 @@ func (c *checker) builtinCall(x *operand, e *CallExpr, id builtinID, stmt bool) 
 	}
 	if stmt && x.mode == invalid {
 		return
+	}
+}
+
+// minMax checks min(a, b) and max(a, b): two integers of one type, as
+// the operands of a comparison (an untyped constant takes the other's
+// type); the result has that type, and is a constant when both are.
+func (c *checker) minMax(x *operand, e *CallExpr, name string) {
+	var a, b operand
+	c.expr(&a, e.Args[0])
+	c.expr(&b, e.Args[1])
+	if a.mode == invalid || b.mode == invalid {
+		return
+	}
+	for _, o := range []*operand{&a, &b} {
+		if o.mode == novalue || !isInteger(o.typ) {
+			c.errorf(o.expr.Pos(), "%s needs integers; %s is %s", name, exprString(o.expr), describe(o))
+			return
+		}
+	}
+	switch {
+	case isUntyped(a.typ) && !isUntyped(b.typ):
+		if !c.assign(&a, b.typ, "argument of "+name) {
+			return
+		}
+	case isUntyped(b.typ) && !isUntyped(a.typ):
+		if !c.assign(&b, a.typ, "argument of "+name) {
+			return
+		}
+	case !identical(a.typ, b.typ):
+		c.errorf(e.Args[1].Pos(), "%s needs arguments of one type, not %s and %s (convert one with as)", name, a.typ, b.typ)
+		return
+	}
+	if a.mode == constMode && b.mode == constMode {
+		v := a.val
+		if (constant.Compare(b.val, tokenLSS, a.val)) == (name == "min") {
+			v = b.val
+		}
+		x.mode, x.typ, x.val = constMode, a.typ, v
+		return
+	}
+	x.mode, x.typ = valueMode, a.typ
+	if ka, kb := a.knownValue(), b.knownValue(); ka != nil && kb != nil {
+		x.known = ka
+		if (constant.Compare(kb, tokenLSS, ka)) == (name == "min") {
+			x.known = kb
+		}
 	}
 }
 

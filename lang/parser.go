@@ -394,6 +394,11 @@ func (p *parser) stmt() Stmt {
 		return b
 	case IDENT, INT, TRUE, FALSE, LPAREN, SUB, NOT, TILDE, MUL, AND:
 		x := p.expr()
+		if word, ok := foreignLoop(x, p.tok); ok {
+			p.error(pos, "NAAM has no %s statement: loops are for i in 0..N { … } (constant bounds) or for i in a..b max N { … } (bounds known at run time, at most N iterations); leave one early with break", word)
+			p.skipStmt()
+			return &BadStmt{From: pos, To: p.pos}
+		}
 		if p.tok >= ADD_ASSIGN && p.tok <= SHR_ASSIGN || p.tok == ASSIGN {
 			s := &AssignStmt{Lhs: x, TokPos: p.pos, Tok: p.tok}
 			p.next()
@@ -408,6 +413,28 @@ func (p *parser) stmt() Stmt {
 	p.next()
 	p.skipStmt()
 	return &BadStmt{From: pos, To: p.pos}
+}
+
+// foreignLoop reports whether x, followed by tok, starts a loop of
+// another language ("while i < n {", "while (i < n) {", "loop {"): a
+// statement that is the name while, loop or do, or a call of it followed
+// by a block, with more after it on the line.
+func foreignLoop(x Expr, tok Token) (string, bool) {
+	if c, ok := x.(*CallExpr); ok && tok == LBRACE {
+		x = c.Fun
+	}
+	id, ok := x.(*Ident)
+	if !ok || id.Name != "while" && id.Name != "loop" && id.Name != "do" {
+		return "", false
+	}
+	switch tok {
+	case SEMICOLON, RBRACE, EOF, ASSIGN:
+		return "", false
+	}
+	if tok >= ADD_ASSIGN && tok <= SHR_ASSIGN {
+		return "", false
+	}
+	return id.Name, true
 }
 
 func (p *parser) ifStmt() *IfStmt {

@@ -1224,11 +1224,11 @@ func cappedLoopProgram() corpusProgram {
 				},
 				ref: func(req []byte, rg [][]byte) ([]byte, uint32) {
 					lo, hi := get[uint32](req, 0), get[uint32](req, 4)
-					if hi > lo && hi-lo > 64 {
-						return failed(lang.FailLoopCap)
-					}
 					var total uint64
 					for i := uint64(lo); i < uint64(hi); i++ {
+						if i-uint64(lo) == 64 { // max 64: a 65th iteration fails
+							return failed(lang.FailLoopCap)
+						}
 						if i >= 256 {
 							return failed(lang.FailIndexOutOfRange)
 						}
@@ -1396,15 +1396,15 @@ func nestedLoopsProgram() corpusProgram {
 				name: "grid", argsEnd: 2, req: 2, reply: 12, edges: grid,
 				ref: func(req []byte, _ [][]byte) ([]byte, uint32) {
 					w, h := req[0], req[1]
-					if h > 16 {
-						return failed(lang.FailLoopCap)
-					}
 					var cells, diag, upper uint32
 					for y := range h {
-						if w > 16 {
+						if y == 16 { // max 16
 							return failed(lang.FailLoopCap)
 						}
 						for x := range w {
+							if x == 16 { // max 16; a break before it ends the loop
+								return failed(lang.FailLoopCap)
+							}
 							cells++
 							if x == y {
 								diag++
@@ -3190,7 +3190,8 @@ func histogramProgram() corpusProgram {
 				},
 				ref: func(req []byte, rg [][]byte) ([]byte, uint32) {
 					n := req[32]
-					if n > 32 {
+					if n > 32 { // 32 samples counted, then the 33rd iteration fails
+						addSamples(rg, req[:32])
 						return failed(lang.FailLoopCap)
 					}
 					addSamples(rg, req[:n])
@@ -3390,11 +3391,11 @@ func crc32Program() corpusProgram {
 				},
 				ref: func(req []byte, rg [][]byte) ([]byte, uint32) {
 					off, n := get[uint16](req, 0), get[uint16](req, 2)
-					if n > 64 {
-						return failed(lang.FailLoopCap)
-					}
 					var data []byte
 					for i := range n {
+						if i == 64 { // max 64
+							return failed(lang.FailLoopCap)
+						}
 						idx := off + i
 						if idx >= 256 {
 							return failed(lang.FailIndexOutOfRange)
@@ -3806,11 +3807,11 @@ func minmaxProgram() corpusProgram {
 				},
 				ref: func(req []byte, rg [][]byte) ([]byte, uint32) {
 					from, n := int(req[0]), int(req[1])
-					if n > 64 {
-						return failed(lang.FailLoopCap)
-					}
 					lo, hi := uint16(0xffff), uint16(0)
 					for i := range n {
+						if i == 64 { // max 64
+							return failed(lang.FailLoopCap)
+						}
 						if from+i >= 200 {
 							return failed(lang.FailIndexOutOfRange)
 						}
@@ -4353,12 +4354,12 @@ func registerPressureProgram() corpusProgram {
 				},
 				ref: func(req []byte, rg [][]byte) ([]byte, uint32) {
 					n, a := req[0], get[uint64](req, 8)
-					if n > 16 {
-						return failed(lang.FailLoopCap)
-					}
 					table := func(i uint64) uint64 { return get[uint64](rg[0], 8*int(i)) }
 					x0, x1, x2, x3, x4, x5, x6, x7 := a, a*3, a^0x5a5a, a>>3, a+11, ^a, a<<2, a|1
 					for i := range uint64(n) {
+						if i == 16 { // max 16
+							return failed(lang.FailLoopCap)
+						}
 						h := fnv1a(le.AppendUint64(nil, x0))
 						j := (h ^ x1) % 80
 						if j >= 64 {

@@ -297,6 +297,13 @@ func (m *machine) callFunc(fr *frame, e *lang.CallExpr, fn *lang.Func) uint64 {
 func (m *machine) builtin(fr *frame, e *lang.CallExpr, name string) uint64 {
 	args := e.Args
 	switch name {
+	case "min", "max":
+		t := m.info.Types[e].Type
+		x, y := m.scalar(fr, args[0]), m.scalar(fr, args[1])
+		if less(t, y, x) == (name == "min") {
+			return y
+		}
+		return x
 	case "hash":
 		return fnv1a(m.bytesArg(fr, args[0]).bytes())
 	case "copy":

@@ -128,13 +128,14 @@ func (m *machine) forStmt(fr *frame, s *lang.ForStmt) ctl {
 	t := v.Type()
 	lo := m.scalar(fr, s.Low)
 	hi := m.scalar(fr, s.High)
-	if s.Max != nil && less(t, lo, hi) {
-		limit := m.scalar(fr, s.Max) // a positive constant
-		if hi-lo > limit {           // hi > lo, so hi-lo is the exact difference
+	capped, limit := s.Max != nil, uint64(0)
+	if capped {
+		limit = m.scalar(fr, s.Max) // a positive constant
+	}
+	for i, n := lo, uint64(0); less(t, i, hi); i, n = canon(t, i+1), n+1 {
+		if capped && n == limit { // max N: iteration N+1 fails; a break before it ends the loop
 			fail(lang.FailLoopCap)
 		}
-	}
-	for i := lo; less(t, i, hi); i = canon(t, i+1) {
 		p := newLocal(t)
 		store(p, i)
 		fr.vars[v] = p

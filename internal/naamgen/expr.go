@@ -413,18 +413,24 @@ func (g *gen) place(pred func(*typ) bool, writable, region bool, depth int) (pla
 }
 
 // index returns an index into an array of n elements: in range, reduced
-// modulo n (negative for a negative signed value), or anything.
+// modulo n (negative for a negative signed value), or anything. Anything
+// is a region's value: an expression of lets the checker knows the value
+// of (a let bound to a constant) would be a compile-time range error when
+// out of range.
 func (g *gen) index(n int, depth int) string {
 	w := g.intn(100)
 	if depth <= 0 || w < 55 {
 		return lit(g, bigInt(int64(g.intn(n))))
 	}
 	t := scalar(intKinds[g.intn(len(intKinds))])
-	x := g.nonConst(t, depth-1)
 	if w < 90 {
-		return fmt.Sprintf("%s %% %d", x.src, n)
+		return fmt.Sprintf("%s %% %d", g.nonConst(t, depth-1).src, n)
 	}
-	return x.src
+	p, ok := g.place((*typ).isInt, false, true, 0)
+	if !ok {
+		return lit(g, bigInt(int64(g.intn(n))))
+	}
+	return fmt.Sprintf("(%s as %s)", p.src, t)
 }
 
 // bytesArg formats a place for hash, copy, trace and send: the place, or
