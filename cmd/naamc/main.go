@@ -11,12 +11,12 @@ import (
 
 func main() { os.Exit(doMain(os.Args[1:], os.Stdout, os.Stderr)) }
 
-// Exit codes: 0 success, 1 the input was rejected or the program faulted,
-// 2 the tool itself failed (bad flags, unreadable file).
+// Exit codes: the table of internal/cli (spec/cli.md). 1: the input was
+// rejected or the program failed or faulted; 2: a usage or input error.
 const (
-	exitOK       = 0
-	exitRejected = 1
-	exitTool     = cli.ExitTool
+	exitOK       = cli.ExitOK
+	exitRejected = cli.ExitFailed
+	exitTool     = cli.ExitUsage
 )
 
 func doMain(args []string, stdout, stderr io.Writer) int {
@@ -42,9 +42,7 @@ Raw eBPF (the bpf_conformance text syntax):
   asm      assemble text into raw instruction slots
   vm       run a raw program in the interpreter
 
-Exit status: 0 success; 1 the input was rejected (compile errors, a
-verifier rejection, a failed or faulting handler run); 2 naamc itself
-failed (bad flags, an unreadable file).`,
+` + cli.ExitHelp(),
 		Example: `  naamc build kv.naam && naamc disasm kv.nobj
   naamc run kv.nobj put --arg key=alice --arg value=7 --region-out table=table.bin
   naamc run kv.nobj get --arg key=alice --region table=table.bin
@@ -53,9 +51,11 @@ failed (bad flags, an unreadable file).`,
   naamc asm prog.s -o prog.bin && naamc disasm prog.bin
   naamc vm --mem-hex "01 02 03 04" prog.s
   naamc verify --raw --mem-size 64 prog.s`,
+		Version:       cli.Version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newBuildCmd(), newCheckCmd(), newVerifyCmd(), newDisasmCmd(), newRunCmd(), newAsmCmd(), newVMCmd())

@@ -131,10 +131,10 @@ func TestRunExitCodes(t *testing.T) {
 	}{
 		{[]string{"run", kv, "put", "--arg", "key=k", "--arg", "value=9", "--region-out", "table=" + table}, exitOK, "region table changed\ninsns = ", ""},
 		{[]string{"run", kv, "get", "--arg", "key=k", "--region", "table=" + table}, exitOK, "result = 9\n", ""},
-		{[]string{"run", kv, "get", "--arg", "key=x", "--region", "table=" + table}, exitRejected, "insns = ", "error: handler failed with code 1 (0x1)\n"},
-		{[]string{"run", kv, "get", "--arg", "key=k", "--reply-size", "4"}, exitRejected, "", "FailShortReply"},
+		{[]string{"run", kv, "get", "--arg", "key=x", "--region", "table=" + table}, exitRejected, "insns = ", "naamc: kv.naam:14:9: handler get failed with code 1\n"},
+		{[]string{"run", kv, "get", "--arg", "key=k", "--reply-size", "4"}, exitRejected, "", "short reply (code 0x7fffff03)"},
 		{[]string{"run", unverified, "peek"}, exitRejected, "", "before any check against data_end"},
-		{[]string{"run", replyTooLong, "h"}, exitRejected, "insns = 2\n", "naamc: fault at h.naam:2: insn 1: bad handler return value: reply of 100 bytes, the buffer has 8"},
+		{[]string{"run", replyTooLong, "h"}, exitRejected, "insns = 2\n", "naamc: h.naam:2: handler h faulted: insn 1: bad handler return value: reply of 100 bytes, the buffer has 8"},
 		{[]string{"run", kv, "nope"}, exitTool, "", `no handler "nope"`},
 		{[]string{"run", kv, "get", "--arg", "value=1"}, exitTool, "", "--arg value: no such argument (its arguments are key)"},
 		{[]string{"run", kv, "put", "--arg", "value=1", "--arg", "value=2"}, exitTool, "", "--arg value: given twice"},

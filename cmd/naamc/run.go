@@ -58,11 +58,13 @@ when printable, otherwise 0x hex; other arrays as [a, b, ...]; structs as
 "insns = N", the instructions executed.
 
 Exit 0 when the handler replied or forwarded. Exit 1 when the object is
-rejected by the verifier, when the handler failed ("error: handler failed
-with code N (0x...)", with the name of a reserved code such as
-FailIndexOutOfRange), or when the run faulted. Exit 2 for bad flags, an
-unknown handler or argument, a value that does not fit, or a file that
-cannot be read or written.`,
+rejected by the verifier, when the handler failed ("FILE:LINE:COL:
+handler get failed with code 1", a reserved code by name: "failed: index
+out of range (code 0x7fffff01)"), or when the run faulted ("FILE:LINE:COL:
+handler get faulted: ..."); the position is the failing check's or the
+faulting instruction's, from the object's line table. Exit 2 for bad
+flags, an unknown handler or argument, a value that does not fit, or a
+file that cannot be read or written.`,
 		Example: `  naamc run kv.nobj put --arg key=hello --arg value=42 --region-out table=table.bin
   naamc run kv.nobj get --arg key=hello --region table=table.bin
   naamc run kv.nobj 0 --arg key=0x68656c6c6f
@@ -182,21 +184,20 @@ func runHandler(cmd *cobra.Command, path, which string, fl *runFlags) error {
 		if !errors.As(runErr, &fault) {
 			return &cli.ExitError{Code: exitTool, Err: runErr}
 		}
-		msg := "fault: " + runErr.Error()
-		if pos, ok := obj.Position(fault.PC); ok {
-			msg = fmt.Sprintf("fault at %s:%d: %v", pos.File, pos.Line, runErr)
-		}
-		return cli.Errorf(exitRejected, "%s", msg)
+		return cli.Errorf(exitRejected, "%shandler %s faulted: %v", at(obj, fault.PC), h.Name, runErr)
 	}
 	if res.Outcome == bytecode.OutcomeError {
-		msg := fmt.Sprintf("error: handler failed with code %d (%#x)", res.Code, res.Code)
-		if name := reservedFailName(int64(res.Code)); name != "" {
-			msg += " " + name + ": " + reservedFails[int64(res.Code)].doc
-		}
-		fmt.Fprintln(cmd.ErrOrStderr(), msg)
-		return &cli.ExitError{Code: exitRejected}
+		return cli.Errorf(exitRejected, "%shandler %s %s", at(obj, res.Exit), h.Name, lang.FailText(int64(res.Code)))
 	}
 	return nil
+}
+
+// at is "file:line:col: " for slot of obj from its line table, or "".
+func at(obj *bytecode.Object, slot int) string {
+	if pos, ok := obj.Position(slot); ok {
+		return pos.String() + ": "
+	}
+	return ""
 }
 
 // findHandler finds a handler by name, or else by id.
@@ -341,20 +342,4 @@ func alignedBytes(n uint64) []byte {
 	}
 	words := make([]uint64, (n+7)/8)
 	return unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), n)
-}
-
-// reservedFails are the codes compiled handlers fail with on their own
-// (lang.Fail*, spec/language.md "Failing").
-var reservedFails = map[int64]struct{ name, doc string }{
-	lang.FailIndexOutOfRange: {"FailIndexOutOfRange", "an index outside [0, N)"},
-	lang.FailShortRequest:    {"FailShortRequest", "the request is shorter than the handler's arguments"},
-	lang.FailShortReply:      {"FailShortReply", "the reply buffer is shorter than the handler's results"},
-	lang.FailDivideByZero:    {"FailDivideByZero", "x / 0 or x % 0"},
-	lang.FailLoopCap:         {"FailLoopCap", "for i in a..b max N with b - a > N"},
-	lang.FailForward:         {"FailForward", "forward was refused by the runtime"},
-}
-
-// reservedFailName names a reserved failure code, or returns "".
-func reservedFailName(code int64) string {
-	return reservedFails[code].name
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"testing"
 )
 
@@ -33,5 +34,41 @@ func TestExit(t *testing.T) {
 	}
 	if s := (&ExitError{Code: 1}).Error(); s != "exit status 1" {
 		t.Errorf("Error() = %q", s)
+	}
+}
+
+func TestCodesAreTheConstants(t *testing.T) {
+	want := []int{ExitOK, ExitFailed, ExitUsage, ExitUnreachable}
+	if len(Codes) != len(want) {
+		t.Fatalf("%d codes, want %d", len(Codes), len(want))
+	}
+	for i, c := range Codes {
+		if c.Status != want[i] || c.Name == "" || c.Meaning == "" {
+			t.Errorf("Codes[%d] = %+v, want status %d with a name and a meaning", i, c, want[i])
+		}
+	}
+	if ExitTool != ExitUsage {
+		t.Errorf("ExitTool = %d, want ExitUsage", ExitTool)
+	}
+}
+
+func TestVersionOf(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		have debug.BuildInfo
+		want string
+	}{
+		{"no vcs", debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "(devel)"}}, "(devel) rev unknown go1.26.0"},
+		{"empty version", debug.BuildInfo{GoVersion: "go1.26.0"}, "(devel) rev unknown go1.26.0"},
+		{"tagged", debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "v0.3.0"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.time", Value: "2026-12-01T10:00:00Z"}, {Key: "vcs.modified", Value: "false"},
+		}}, "v0.3.0 rev 0123456789ab 2026-12-01T10:00:00Z go1.26.0"},
+		{"modified", debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "abc"}, {Key: "vcs.modified", Value: "true"},
+		}}, "(devel) rev abc+modified go1.26.0"},
+	} {
+		if got := versionOf(&tc.have); got != tc.want {
+			t.Errorf("%s: versionOf = %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
