@@ -80,10 +80,20 @@ var (
 	ErrFault = errors.New("nicrt: handler faulted")
 )
 
-// HandlerError is a handler's own error: it returned r0 = -Code.
-type HandlerError struct{ Code uint32 }
+// HandlerError is a handler's own error: it returned r0 = -Code. Pos is
+// where in its source, "file:line:col", when the responder's object has
+// a line table there.
+type HandlerError struct {
+	Code uint32
+	Pos  string
+}
 
-func (e *HandlerError) Error() string { return fmt.Sprintf("nicrt: handler error %d", e.Code) }
+func (e *HandlerError) Error() string {
+	if e.Pos != "" {
+		return fmt.Sprintf("nicrt: handler error %d at %s", e.Code, e.Pos)
+	}
+	return fmt.Sprintf("nicrt: handler error %d", e.Code)
+}
 
 // RemoteError is an error reply with a runtime status. errors.Is matches
 // ErrRejected for a rejection, ErrFault for a fault, and the status's own
@@ -410,7 +420,19 @@ func remoteError(status wire.Status, text []byte) error {
 		}
 		return &RemoteError{Status: st, Msg: string(text)}
 	}
-	return &HandlerError{Code: uint32(status)}
+	return &HandlerError{Code: uint32(status), Pos: printable(text)}
+}
+
+// printable is text with every byte outside printable ASCII replaced by
+// '?': a responder's text goes into messages and terminals.
+func printable(text []byte) string {
+	b := []byte(string(text))
+	for i, c := range b {
+		if c < 0x20 || c > 0x7e {
+			b[i] = '?'
+		}
+	}
+	return string(b)
 }
 
 // acquire waits until the responder's credits (and MaxOutstanding, and the

@@ -103,14 +103,32 @@ func (c *Client) Uninstall(ctx context.Context, tenant uint32, program uint64) e
 	return c.control(ctx, tenant, &wire.Uninstall{Program: program}, nil)
 }
 
+// maxStatsPages bounds the pages NodeStats asks for, so that a responder
+// that always says more cannot keep a caller asking.
+const maxStatsPages = 1 << 16
+
 // NodeStats returns the responder's counters whose names start with
-// prefix: the NIC's (Stats.Counters) and its server's
-// (ServerStats.Counters). The reply must fit one packet: a prefix narrows
-// it.
+// prefix, sorted by name: the NIC's as the tenant may read them
+// (Stats.ForTenant, Stats.Counters) and its server's
+// (ServerStats.Counters), page by page.
 func (c *Client) NodeStats(ctx context.Context, tenant uint32, prefix string) ([]wire.Counter, error) {
-	var r wire.StatsReply
-	err := c.control(ctx, tenant, &wire.StatsRequest{Prefix: prefix}, &r)
-	return r.Counters, err
+	var out []wire.Counter
+	after := ""
+	for range maxStatsPages {
+		var r wire.StatsReply
+		if err := c.control(ctx, tenant, &wire.StatsRequest{Prefix: prefix, After: after}, &r); err != nil {
+			return nil, err
+		}
+		if len(r.Counters) > 0 && r.Counters[0].Name <= after {
+			return nil, fmt.Errorf("nicrt: stats: page after %q starts at %q", after, r.Counters[0].Name)
+		}
+		out = append(out, r.Counters...)
+		if !r.More {
+			return out, nil
+		}
+		after = r.Counters[len(r.Counters)-1].Name
+	}
+	return nil, fmt.Errorf("nicrt: stats: more than %d pages", maxStatsPages)
 }
 
 // control sends one control body and decodes the reply body into reply

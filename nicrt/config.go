@@ -93,6 +93,11 @@ type Config struct {
 	// Outbox receives what handlers send and forward; nil refuses both
 	// (the helpers return -1).
 	Outbox Outbox
+	// Failed, when set, hears of every run of an installed handler that
+	// faulted or failed with an error code, on the core that ran it, after
+	// its reply went to done: it must be quick and must not block (the
+	// host library rate-limits and logs). nil: nobody is told.
+	Failed func(Failure)
 	// Trace receives the bytes of the trace helper; nil drops them.
 	// Writes are serialised.
 	Trace io.Writer

@@ -189,6 +189,9 @@ func (c *core) run(t *task) {
 	h.ctr.runTimes.observe(d)
 	t.done(r)
 	if h.prog != nil {
+		if f := c.n.cfg.Failed; f != nil && (r.Status == StatusFault || r.Status == StatusError) {
+			f(Failure{Handler: h.info(), Status: r.Status, Code: r.Code, Pos: r.Pos, Err: r.Err})
+		}
 		h.prog.release()
 	}
 }
@@ -208,10 +211,15 @@ func (c *core) invoke(t *task) (r Reply, k cost) {
 	switch {
 	case err != nil:
 		r.Status, r.Err, r.Forward = StatusFault, err, res.Forward
+		var f *vm.Fault
+		if errors.As(err, &f) {
+			r.Pos, _ = h.prog.Position(f.PC)
+		}
 	case res.Outcome == bytecode.OutcomeReply:
 		r.Data = res.Reply
 	case res.Outcome == bytecode.OutcomeError:
 		r.Status, r.Code = StatusError, res.Code
+		r.Pos, _ = h.prog.Position(res.Exit)
 	case res.Outcome == bytecode.OutcomeForwarded:
 		r.Status, r.Forward = StatusForwarded, res.Forward
 	}

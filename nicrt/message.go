@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/vm"
 )
 
@@ -153,6 +154,11 @@ type Reply struct {
 	// Err is the *vm.Fault or run error (StatusFault) or the sentinel of a
 	// rejection; nil otherwise.
 	Err error
+	// Pos is where in the handler's source the run failed (StatusFault,
+	// StatusError): the object's line-table entry of the faulting
+	// instruction or of the exit that returned the code. Its Line is 0
+	// when the object has no position there.
+	Pos bytecode.Line
 	// Placement and Core say where it ran (Core -1 if it did not).
 	Placement Placement
 	Core      int
@@ -162,6 +168,16 @@ type Reply struct {
 	// ModelNanos is the modelled service time on the DPU (spec/nic.md,
 	// Cost model), without queueing.
 	ModelNanos uint64
+}
+
+// Failure is a run of an installed handler that faulted or failed with
+// an error code, as Config.Failed hears of it.
+type Failure struct {
+	Handler HandlerInfo
+	Status  Status        // StatusFault or StatusError
+	Code    int32         // StatusError: the handler's code
+	Pos     bytecode.Line // Reply.Pos
+	Err     error         // StatusFault: the *vm.Fault or run error
 }
 
 func rejection(s Status) Reply {

@@ -90,6 +90,7 @@ type Program struct {
 	Digest uint64
 	Report *verifier.Report // what the verifier proved at Install
 
+	lines    *bytecode.Object // the object's code and line table only, for Position
 	nic      *NIC
 	vm       *vm.Program
 	handlers []*handler // in the object's order
@@ -109,6 +110,8 @@ type HandlerInfo struct {
 	ObjectID  uint32 // the id in the object (bytecode.Handler.ID)
 	Name      string
 	Tenant    uint64
+	Program   uint64 // the program's id; 0 for a built-in verb
+	Source    string // the program's source file name; "" for a verb
 	MaxInsns  uint64    // the verified worst case
 	Placement Placement // PlaceNIC, PlaceHostBudget or PlaceHostHelper
 	Builtin   bool      // one of the built-in verbs
@@ -217,8 +220,18 @@ type handlerCounters struct {
 }
 
 func (h *handler) info() HandlerInfo {
-	return HandlerInfo{ID: h.id, ObjectID: h.objectID, Name: h.name, Tenant: h.tenant,
+	hi := HandlerInfo{ID: h.id, ObjectID: h.objectID, Name: h.name, Tenant: h.tenant,
 		MaxInsns: h.maxInsns, Placement: h.place, Builtin: h.verb != 0, Args: h.args, Results: h.results}
+	if h.prog != nil {
+		hi.Program, hi.Source = h.prog.ID, h.prog.Source
+	}
+	return hi
+}
+
+// Position is the source position of instruction slot in the program's
+// object, from its line table; false where the object has none.
+func (p *Program) Position(slot int) (bytecode.Line, bool) {
+	return p.lines.Position(slot)
 }
 
 // Install is InstallWith with the zero InstallOptions: every region of
@@ -267,7 +280,8 @@ func (n *NIC) InstallWith(tenant uint64, obj *bytecode.Object, opts InstallOptio
 	if err != nil {
 		return nil, fmt.Errorf("nicrt: install: %w", err)
 	}
-	p := &Program{Tenant: tenant, Source: obj.Source, Digest: digest, Report: rep, nic: n, vm: prog, drained: make(chan struct{}, 1)}
+	p := &Program{Tenant: tenant, Source: obj.Source, Digest: digest, Report: rep, nic: n, vm: prog, drained: make(chan struct{}, 1),
+		lines: &bytecode.Object{Code: obj.Code, Lines: obj.Lines}}
 	// Per-entry reach, outside the lock: it depends on the code only.
 	reaches := make([]reach, len(obj.Handlers))
 	anyHostOnly := false

@@ -3,7 +3,6 @@ package nicrt
 import (
 	"errors"
 	"runtime"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -241,10 +240,10 @@ func TestStatsCounters(t *testing.T) {
 		}
 		seen[c.Name] = c.Value
 	}
-	hid := strconv.FormatUint(uint64(id(t, p, "get")), 10)
+	prog := ProgramName(p.Source)
 	for name, want := range map[string]uint64{
 		"programs": 1, "regions": 1, "rejected.wrong_key": 1, "nic.placed.nic": 2, "nic.runs": 2, "nic.replies": 1,
-		"nic.reply_bytes": 8, "handler." + hid + ".runs": 1, "handler.1.rejected": 1, "nic.dma_reads": 1,
+		"nic.reply_bytes": 8, "handler." + prog + ".get.runs": 1, "verb.read.rejected": 1, "nic.dma_reads": 1,
 	} {
 		if got, ok := seen[name]; !ok || got != want {
 			t.Errorf("%s = %d (present %v), want %d", name, got, ok, want)

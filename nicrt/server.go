@@ -667,7 +667,13 @@ func (in *inflight) complete(r Reply) {
 	case r.Status == StatusOK:
 		payload = r.Data
 	case r.Status == StatusError && r.Code > 0:
+		// The payload names the failing site, file:line:col, when the
+		// object's line table has it (spec/nic.md, Error replies).
 		h.Type, h.Status = wire.TypeErrorReply, wire.Status(r.Code)
+		if r.Pos.Line > 0 {
+			pos := r.Pos.String()
+			payload = []byte(pos[:min(len(pos), codec.MaxPayload())])
+		}
 	case r.Status == StatusForwarded: // through an Outbox of the NIC's Config
 		in.cache(slotForwarded, nil)
 		s.ctr.forwarded.Add(1)
@@ -681,6 +687,9 @@ func (in *inflight) complete(r Reply) {
 		h.Type, h.Status = wire.TypeErrorReply, wire.StatusRuntime+wire.Status(st)
 		if r.Err != nil && st == StatusFault {
 			msg := r.Err.Error()
+			if r.Pos.Line > 0 {
+				msg = r.Pos.String() + ": " + msg
+			}
 			payload = []byte(msg[:min(len(msg), codec.MaxPayload())])
 		}
 	}

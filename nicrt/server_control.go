@@ -88,15 +88,7 @@ func (s *Server) control(req *wire.Header, body []byte) ([]byte, Status, string)
 		}
 		return nil, StatusOK, ""
 	case *wire.StatsRequest:
-		all := append(s.nic.Stats().Counters(), s.Stats().Counters()...)
-		out := &wire.StatsReply{}
-		for _, c := range all {
-			if strings.HasPrefix(c.Name, m.Prefix) {
-				out.Counters = append(out.Counters, wire.Counter{Name: c.Name, Value: c.Value})
-			}
-		}
-		sort.Slice(out.Counters, func(i, j int) bool { return out.Counters[i].Name < out.Counters[j].Name })
-		reply = out
+		return s.statsPage(tenant, m)
 	case *wire.DescribeRequest:
 		return s.describe(tenant, m.Cursor)
 	case *wire.Install:
@@ -111,6 +103,43 @@ func (s *Server) control(req *wire.Header, body []byte) ([]byte, Status, string)
 		return nil, StatusControlFailed, err.Error()
 	}
 	return b, StatusOK, ""
+}
+
+// statsPage answers one page of the counters a tenant may read: the
+// node's and the server's, and of the handlers only its own and the
+// verbs' (Stats.ForTenant), those under the prefix and after m.After, as
+// many as fit a packet. A page never goes over the payload limit, so
+// that reading the counters never counts as an error.
+func (s *Server) statsPage(tenant uint64, m *wire.StatsRequest) ([]byte, Status, string) {
+	all := append(s.nic.Stats().ForTenant(tenant).Counters(), s.Stats().Counters()...)
+	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	page := &wire.StatsReply{}
+	// The body's envelope, then per counter its two keys and values: a
+	// bound on the encoding, checked once it is made.
+	size := 32
+	for _, c := range all {
+		if !strings.HasPrefix(c.Name, m.Prefix) || c.Name <= m.After {
+			continue
+		}
+		if size += 24 + len(c.Name); size > s.payloadLimit && len(page.Counters) > 0 {
+			page.More = true
+			break
+		}
+		page.Counters = append(page.Counters, wire.Counter{Name: c.Name, Value: c.Value})
+	}
+	for {
+		b, err := wire.AppendControl(nil, page)
+		if err != nil {
+			return nil, StatusControlFailed, err.Error()
+		}
+		if len(b) <= s.payloadLimit {
+			return b, StatusOK, ""
+		}
+		if len(page.Counters) <= 1 {
+			return nil, StatusControlFailed, fmt.Sprintf("stats: one counter alone needs %d bytes, a packet holds %d", len(b), s.payloadLimit)
+		}
+		page.Counters, page.More = page.Counters[:len(page.Counters)-1], true
+	}
 }
 
 // install adds a chunk to its upload and installs the object once every

@@ -205,6 +205,85 @@ func (c *coreCounters) snapshot() Counters {
 	return s
 }
 
+// ForTenant is the snapshot as tenant may read it: the handlers' counters
+// only of its own handlers and of the verbs; every other counter as it is.
+func (s Stats) ForTenant(tenant uint64) Stats {
+	hs := make([]HandlerStats, 0, len(s.Handlers))
+	for _, h := range s.Handlers {
+		if h.Builtin || h.Tenant == tenant {
+			hs = append(hs, h)
+		}
+	}
+	s.Handlers = hs
+	return s
+}
+
+// ProgramName is a program's short name, which qualifies its handlers'
+// names ("kv.get") in counters, metrics and callers' lookups: its source
+// file's base name without the .naam extension.
+func ProgramName(source string) string {
+	if i := strings.LastIndexAny(source, `/\`); i >= 0 {
+		source = source[i+1:]
+	}
+	return strings.TrimSuffix(source, ".naam")
+}
+
+// ProgramLabels names a tenant's programs as counters, metrics and
+// callers do: each one's ProgramName, with "#" and its id appended where
+// two of them share that name ("counter#3"). ids and sources are the
+// programs' ids and source names, in the same order.
+func ProgramLabels(ids []uint64, sources []string) []string {
+	count := map[string]int{}
+	for _, s := range sources {
+		count[ProgramName(s)]++
+	}
+	out := make([]string, len(sources))
+	for i, s := range sources {
+		out[i] = ProgramName(s)
+		if count[out[i]] > 1 {
+			out[i] += "#" + strconv.FormatUint(ids[i], 10)
+		}
+	}
+	return out
+}
+
+// HandlerNames returns the name counters and metrics give each handler of
+// hs: "PROGRAM.HANDLER" with the program's label among its tenant's
+// programs (ProgramLabels), or for a verb its lower-case name ("read",
+// "fetch_add").
+func HandlerNames(hs []HandlerStats) []string {
+	type key struct{ tenant, program uint64 }
+	labels := map[key]string{}
+	byTenant := map[uint64][]HandlerStats{}
+	seen := map[key]bool{}
+	for _, h := range hs {
+		k := key{h.Tenant, h.Program}
+		if !h.Builtin && !seen[k] {
+			seen[k] = true
+			byTenant[h.Tenant] = append(byTenant[h.Tenant], h)
+		}
+	}
+	for tenant, progs := range byTenant {
+		ids := make([]uint64, len(progs))
+		sources := make([]string, len(progs))
+		for i, p := range progs {
+			ids[i], sources[i] = p.Program, p.Source
+		}
+		for i, l := range ProgramLabels(ids, sources) {
+			labels[key{tenant, ids[i]}] = l
+		}
+	}
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		if h.Builtin {
+			out[i] = strings.ToLower(metricName(h.Name))
+		} else {
+			out[i] = labels[key{h.Tenant, h.Program}] + "." + h.Name
+		}
+	}
+	return out
+}
+
 // Counter is one named counter of Stats.Counters.
 type Counter struct {
 	Name  string
@@ -214,7 +293,10 @@ type Counter struct {
 // Counters flattens the snapshot into named counters, sorted by name, for
 // the control plane's stats reply and for exporters: "rejected.wrong_key",
 // "nic.placed.host_spill", "host.dma_bytes", "core.3.busy_nanos",
-// "handler.17.runs" (spec/nic.md, Stats).
+// "handler.kv.get.runs", "verb.fetch_add.runs" (spec/nic.md, Stats).
+// Handlers are named by HandlerNames; two tenants' handlers of one name
+// share their counters' names (the stats op answers a tenant with its own,
+// ForTenant).
 func (s Stats) Counters() []Counter {
 	var out []Counter
 	add := func(name string, v uint64) { out = append(out, Counter{name, v}) }
@@ -236,8 +318,12 @@ func (s Stats) Counters() []Counter {
 		add(prefix+"queued", uint64(c.Queued))
 		c.Counters.each(prefix, add)
 	}
-	for _, h := range s.Handlers {
-		prefix := "handler." + strconv.FormatUint(uint64(h.ID), 10) + "."
+	names := HandlerNames(s.Handlers)
+	for i, h := range s.Handlers {
+		prefix := "handler." + names[i] + "."
+		if h.Builtin {
+			prefix = "verb." + names[i] + "."
+		}
 		placed(prefix, h.Placed, add)
 		add(prefix+"rejected", h.Rejected)
 		add(prefix+"runs", h.Runs)

@@ -133,14 +133,19 @@ type RegisterReply struct {
 	Key    uint64 `msgpack:"key"`    // the region's random key, which built-in verbs present
 }
 
-// StatsRequest asks for the node's counters.
+// StatsRequest asks for the node's counters, as many as fit one reply:
+// After is "" for the first page and the last name received after that.
 type StatsRequest struct {
-	Prefix string `msgpack:"prefix"` // only counters whose names start with it; empty: all
+	Prefix string `msgpack:"prefix"`          // only counters whose names start with it; empty: all
+	After  string `msgpack:"after,omitempty"` // only counters whose names sort after it; absent when empty
 }
 
-// StatsReply carries counters, sorted by name.
+// StatsReply carries counters, sorted by name. More says that others
+// follow the last one (ask again with After set to its name); absent when
+// false, so that a reply that holds everything is the bytes it always was.
 type StatsReply struct {
 	Counters []Counter `msgpack:"counters"`
+	More     bool      `msgpack:"more,omitempty"`
 }
 
 // Counter is one named counter.
@@ -353,6 +358,9 @@ func (m *RegisterReply) validate() error { return nil }
 func (m *StatsRequest) validate() error  { return nil }
 
 func (m *StatsReply) validate() error {
+	if m.More && len(m.Counters) == 0 {
+		return controlErrorf("stats.more", "more counters follow, but the page holds none")
+	}
 	for i, c := range m.Counters {
 		field := fmt.Sprintf("stats.counters[%d].name", i)
 		if c.Name == "" {
@@ -443,7 +451,7 @@ func (m *InstallReply) emptyLists() Control {
 }
 
 func (m *StatsReply) emptyLists() Control {
-	return &StatsReply{Counters: msgpackshape.OrEmpty(m.Counters)}
+	return &StatsReply{Counters: msgpackshape.OrEmpty(m.Counters), More: m.More}
 }
 
 func (m *DescribeRequest) emptyLists() Control { return m }

@@ -23,8 +23,10 @@ func controlSamples() []Control {
 		&RegisterReply{Region: 3, Key: 0xdeadbeefcafef00d},
 		&StatsRequest{},
 		&StatsRequest{Prefix: "nic."},
+		&StatsRequest{Prefix: "nic.", After: "nic.drops.mac"},
 		&StatsReply{},
 		&StatsReply{Counters: []Counter{{"nic.drops.mac", 2}, {"nic.rx", 1 << 33}}},
+		&StatsReply{Counters: []Counter{{"nic.rx", 1}}, More: true},
 		&DescribeRequest{},
 		&DescribeRequest{Cursor: 3},
 		&DescribeReply{Node: 7},
@@ -169,6 +171,7 @@ func TestControlReplyErrors(t *testing.T) {
 		{&StatsReply{Counters: []Counter{{"", 1}}}, "stats.counters[0].name"},
 		{&StatsReply{Counters: []Counter{{"b", 1}, {"a", 1}}}, "stats.counters[1].name"},
 		{&StatsReply{Counters: []Counter{{"a", 1}, {"a", 2}}}, "stats.counters[1].name"},
+		{&StatsReply{More: true}, "stats.more"},
 	} {
 		out, err := AppendControl([]byte("keep"), tc.m)
 		checkError(t, err, tc.field, ErrControl)
