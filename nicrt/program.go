@@ -110,8 +110,8 @@ type HandlerInfo struct {
 	ObjectID  uint32 // the id in the object (bytecode.Handler.ID)
 	Name      string
 	Tenant    uint64
-	Program   uint64 // the program's id; 0 for a built-in verb
-	Source    string // the program's source file name; "" for a verb
+	Program   uint64    // the program's id; 0 for a built-in verb
+	Source    string    // the program's source file name; "" for a verb
 	MaxInsns  uint64    // the verified worst case
 	Placement Placement // PlaceNIC, PlaceHostBudget or PlaceHostHelper
 	Builtin   bool      // one of the built-in verbs
