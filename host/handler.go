@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/nicrt/wire"
 )
 
@@ -13,12 +14,14 @@ import (
 // its arguments and results are encoded with (from the object it was
 // compiled into).
 type Handler struct {
-	Name    string // the handler's name in its program
-	Program string // the program's source file name ("kv.naam")
-	ID      uint32 // the id requests name on that node
-	Args    []bytecode.Field
-	Results []bytecode.Field
+	Name      string // the handler's name in its program
+	Program   string // the program's source file name ("kv.naam")
+	ProgramID uint64 // the program's id on that node
+	ID        uint32 // the id requests name on that node
+	Args      []bytecode.Field
+	Results   []bytecode.Field
 
+	label         string // the program's name among the node's (nicrt.ProgramLabels)
 	args, results layout
 	argPlans      planCache
 	resultPlans   planCache
@@ -41,21 +44,18 @@ func newHandler(program, name string, id uint32, args, results []bytecode.Field)
 	return h, nil
 }
 
-// String is the qualified name, "kv.get" for handler get of kv.naam.
+// String is the qualified name, "kv.get" for handler get of kv.naam;
+// where two of the node's programs share a name, the program's id tells
+// them apart: "counter#3.add" (nicrt.ProgramLabels).
 func (h *Handler) String() string {
-	if p := programName(h.Program); p != "" {
+	p := h.label
+	if p == "" {
+		p = nicrt.ProgramName(h.Program)
+	}
+	if p != "" {
 		return p + "." + h.Name
 	}
 	return h.Name
-}
-
-// programName is a program's short name: its source file's base name
-// without the extension.
-func programName(source string) string {
-	if i := strings.LastIndexAny(source, `/\`); i >= 0 {
-		source = source[i+1:]
-	}
-	return strings.TrimSuffix(source, ".naam")
 }
 
 // PayloadSize is the request payload's size: the arguments' struct, with

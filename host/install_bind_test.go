@@ -48,10 +48,10 @@ func TestInstallWithBindsRegions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := peer.InstallWith(ctx, obj, host.InstallOptions{Regions: map[string]string{"counters": "nope"}}); err == nil || !strings.Contains(err.Error(), `"counters" (bound to "nope")`) {
+	if _, err := peer.InstallWith(ctx, obj, host.InstallOptions{Regions: map[string]string{"counters": "nope"}}); err == nil || !strings.Contains(err.Error(), `"counters" (bound to "nope")`) {
 		t.Errorf("bound to a missing region: %v", err)
 	}
-	if err := peer.InstallWith(ctx, obj, host.InstallOptions{Regions: map[string]string{"counters": "counters_b"}}); err != nil {
+	if _, err := peer.InstallWith(ctx, obj, host.InstallOptions{Regions: map[string]string{"counters": "counters_b"}}); err != nil {
 		t.Fatal(err)
 	}
 	// The local copy's add, then every add the peer lists: the other is

@@ -12,11 +12,14 @@ import (
 	"net/netip"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/memberlist"
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/naam-project/naam/nicrt"
 )
 
 // Member is a node of the cluster as membership sees it.
@@ -47,7 +50,7 @@ func (n *Node) encodeMeta() []byte {
 	m := meta{ID: n.cfg.ID, Addr: n.advertise.String()}
 	seen := map[string]bool{}
 	for _, p := range n.nic.Programs(uint64(n.tenant)) {
-		name := programName(p.Source)
+		name := nicrt.ProgramName(p.Source)
 		if !seen[name] {
 			seen[name] = true
 			m.Programs = append(m.Programs, name)
@@ -306,7 +309,8 @@ func stateName(s memberlist.NodeStateType) string {
 }
 
 // Peer returns the peer called name: a member of the cluster, or, for a
-// name that is an address ("127.0.0.1:7000"), the node there.
+// name that is an address ("127.0.0.1:7000", "node1.example:7000"), the
+// node there.
 func (n *Node) Peer(ctx context.Context, name string) (*Peer, error) {
 	for _, m := range n.Members() {
 		if m.Name == name {
@@ -316,13 +320,18 @@ func (n *Node) Peer(ctx context.Context, name string) (*Peer, error) {
 			return n.dial(ctx, m.Addr)
 		}
 	}
-	if ap, err := netip.ParseAddrPort(name); err == nil {
-		return n.dial(ctx, ap)
+	if _, _, err := net.SplitHostPort(name); err == nil {
+		return n.Dial(ctx, name)
 	}
-	return nil, fmt.Errorf("host: no member called %q: %w", name, errNoMember)
+	var names []string
+	for _, m := range n.Members() {
+		names = append(names, m.Name)
+	}
+	return nil, fmt.Errorf("host: no member called %q (members: %s): %w", name, strings.Join(names, ", "), ErrNoMember)
 }
 
-var errNoMember = errors.New("not in the cluster")
+// ErrNoMember: no member of the cluster has that name.
+var ErrNoMember = errors.New("host: not in the cluster")
 
 // randomID is a random non-zero node id for callers without a node.
 func randomID() uint32 {

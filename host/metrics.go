@@ -26,7 +26,10 @@ type collector struct {
 
 func newCollector(n *Node) *collector {
 	core := []string{"core", "kind"}
-	h := []string{"handler", "name", "program"}
+	// handler: "counter.add" (nicrt.HandlerNames), or a verb's name;
+	// program: "counter" ("" for a verb); tenant: the program's ("" for a
+	// verb).
+	h := []string{"handler", "program", "tenant"}
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc("naam_"+name, help, labels, prometheus.Labels{"node": n.cfg.Name})
 	}
@@ -92,15 +95,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for i, v := range st.Placed() {
 		counter(c.placed, float64(v), metricLabel(nicrt.Placement(i).String()))
 	}
-	programs := map[uint32]string{}
-	for _, p := range c.n.nic.Programs(uint64(c.n.tenant)) {
-		for _, h := range p.Handlers() {
-			programs[h.ID] = programName(p.Source)
+	names := nicrt.HandlerNames(st.Handlers)
+	for i, h := range st.Handlers {
+		labels := []string{names[i], "", ""}
+		if !h.Builtin {
+			labels[1], labels[2] = strings.TrimSuffix(names[i], "."+h.Name), strconv.FormatUint(h.Tenant, 10)
 		}
-	}
-	for _, h := range st.Handlers {
-		program := programs[h.ID]
-		labels := []string{strconv.FormatUint(uint64(h.ID), 10), h.Name, program}
 		counter(c.hRuns, float64(h.Runs), labels...)
 		for _, o := range []struct {
 			name string

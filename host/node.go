@@ -8,8 +8,11 @@ import (
 	"hash/fnv"
 	"io"
 	"log/slog"
+	"net"
 	"net/netip"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -141,7 +144,19 @@ func Start(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("host: listen address %q: %w", cfg.Listen, err)
 	}
-	nic, err := nicrt.New(cfg.NIC)
+	// The NIC's cores tell the node of failed runs, to log them
+	// (failureLog), and then Config.NIC.Failed if it is set.
+	var flog atomic.Pointer[failureLog]
+	ncfg := cfg.NIC
+	ncfg.Failed = func(f nicrt.Failure) {
+		if l := flog.Load(); l != nil {
+			l.failed(f)
+		}
+		if cfg.NIC.Failed != nil {
+			cfg.NIC.Failed(f)
+		}
+	}
+	nic, err := nicrt.New(ncfg)
 	if err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}
@@ -177,6 +192,7 @@ func Start(cfg Config) (*Node, error) {
 		peers: map[netip.AddrPort]*Peer{}, dialing: map[netip.AddrPort]*dialWait{},
 		closing: make(chan struct{}),
 	}
+	flog.Store(newFailureLog(n))
 	tconns := make([]transport.Conn, len(conns))
 	for i, c := range conns {
 		tconns[i] = c
@@ -336,15 +352,59 @@ func Load(r io.Reader) (*bytecode.Object, error) {
 	return obj, nil
 }
 
-// Dial returns the peer at addr ("127.0.0.1:7000"), asking it what it
-// has. One Peer per address is kept and shared: calls to one node from
-// this node go through one client, so request ids never collide.
+// Dial returns the peer at addr ("127.0.0.1:7000", "node1.example:7000"),
+// asking it what it has. One Peer per address is kept and shared: calls
+// to one node from this node go through one client, so request ids never
+// collide.
 func (n *Node) Dial(ctx context.Context, addr string) (*Peer, error) {
-	ap, err := netip.ParseAddrPort(addr)
+	ap, err := ResolveAddr(ctx, addr)
 	if err != nil {
-		return nil, fmt.Errorf("host: dial %q: %w", addr, err)
+		return nil, fmt.Errorf("host: dial: %w", err)
 	}
 	return n.dial(ctx, ap)
+}
+
+// ResolveAddr turns "HOST:PORT" into an address: HOST is an IP address,
+// or a name it looks up (its first IPv4 address, else its first IPv6
+// one).
+func ResolveAddr(ctx context.Context, addr string) (netip.AddrPort, error) {
+	if ap, err := netip.ParseAddrPort(addr); err == nil {
+		return ap, nil
+	}
+	h, p, err := net.SplitHostPort(addr)
+	if err != nil || h == "" {
+		return netip.AddrPort{}, fmt.Errorf("address %q: want HOST:PORT", addr)
+	}
+	port, err := strconv.ParseUint(p, 10, 16)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("address %q: port %q is not a number from 0 to 65535", addr, p)
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", h)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("address %q: %w", addr, err)
+	}
+	if len(ips) == 0 {
+		return netip.AddrPort{}, fmt.Errorf("address %q: %s has no IP address", addr, h)
+	}
+	ip := ips[0]
+	for _, a := range ips {
+		if a.Unmap().Is4() {
+			ip = a
+			break
+		}
+	}
+	return netip.AddrPortFrom(ip.Unmap(), uint16(port)), nil
+}
+
+// Ready says whether the node serves: nil from Start until Close begins,
+// then why not.
+func (n *Node) Ready() error {
+	select {
+	case <-n.closing:
+		return fmt.Errorf("host: node %s is shutting down: %w", n.cfg.Name, ErrClosed)
+	default:
+		return nil
+	}
 }
 
 func (n *Node) dial(ctx context.Context, ap netip.AddrPort) (*Peer, error) {
@@ -465,9 +525,9 @@ func (n *Node) Close() error {
 // as a tool does (`naam call`): node is the caller's id on the wire (0:
 // random), secret the tenant's key (empty: DevSecret).
 func Dial(ctx context.Context, addr string, tenant uint32, secret []byte, node uint32) (*Peer, error) {
-	ap, err := netip.ParseAddrPort(addr)
+	ap, err := ResolveAddr(ctx, addr)
 	if err != nil {
-		return nil, fmt.Errorf("host: dial %q: %w", addr, err)
+		return nil, fmt.Errorf("host: dial: %w", err)
 	}
 	if tenant == 0 {
 		tenant = 1

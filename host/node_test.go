@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http/httptest"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -109,7 +108,7 @@ func TestCallAndVerbs(t *testing.T) {
 	if err := a.nic.Uninstall(a.nic.Programs(uint64(a.tenant))[0]); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Install(ctx, demoObject(t)); err != nil {
+	if _, err := p.Install(ctx, demoObject(t)); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Call(ctx, "get", uint64(3), &got); err != nil || got != 100 {
@@ -271,12 +270,7 @@ func TestMetrics(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	text := string(body)
-	incr := ""
-	for _, h := range a.nic.Programs(1)[0].Handlers() {
-		if h.Name == "incr" {
-			incr = `handler="` + itoa(h.ID) + `",name="incr",node="metrics",program="demo"`
-		}
-	}
+	incr := `handler="demo.incr",node="metrics",program="demo",tenant="1"`
 	for _, want := range []string{
 		`naam_handler_runs_total{` + incr + `} 4`,
 		`naam_handler_outcomes_total{` + strings.Replace(incr, `program=`, `outcome="error",program=`, 1) + `} 1`,
@@ -300,5 +294,3 @@ func TestMetrics(t *testing.T) {
 		t.Log(text)
 	}
 }
-
-func itoa(id uint32) string { return strconv.FormatUint(uint64(id), 10) }

@@ -29,6 +29,7 @@ type Peer struct {
 	mu       sync.RWMutex
 	handlers map[string]*Handler // by name and by program.name; nil: ambiguous
 	all      []*Handler
+	programs []PeerProgram // by id
 	regions  map[string]wire.RegionDesc
 	refresh  sync.Mutex // one describe at a time
 
@@ -126,12 +127,22 @@ func dialPeer(ctx context.Context, addr netip.AddrPort, cfg dialConfig) (*Peer, 
 func (p *Peer) load(d nicrt.Description) error {
 	handlers := map[string]*Handler{}
 	var all []*Handler
-	for _, prog := range d.Programs {
+	ids := make([]uint64, len(d.Programs))
+	sources := make([]string, len(d.Programs))
+	for i, prog := range d.Programs {
+		ids[i], sources[i] = prog.Program, prog.Source
+	}
+	labels := nicrt.ProgramLabels(ids, sources)
+	programs := make([]PeerProgram, len(d.Programs))
+	for i, prog := range d.Programs {
+		programs[i] = PeerProgram{ID: prog.Program, Source: prog.Source, Name: labels[i]}
 		for _, hd := range prog.Handlers {
 			h, err := newHandler(prog.Source, hd.Name, hd.ID, fieldsOf(hd.Args), fieldsOf(hd.Results))
 			if err != nil {
 				return err
 			}
+			h.ProgramID, h.label = prog.Program, labels[i]
+			programs[i].Handlers = append(programs[i].Handlers, h)
 			all = append(all, h)
 			for _, key := range []string{h.Name, h.String()} {
 				if old, dup := handlers[key]; dup && old != h {
@@ -147,7 +158,7 @@ func (p *Peer) load(d nicrt.Description) error {
 		regions[r.Name] = r
 	}
 	p.mu.Lock()
-	p.handlers, p.all, p.regions = handlers, all, regions
+	p.handlers, p.all, p.programs, p.regions = handlers, all, programs, regions
 	p.mu.Unlock()
 	return nil
 }
@@ -419,20 +430,9 @@ func (p *Peer) Go(ctx context.Context, handler string, args, result any, done ch
 // region returns the peer's region called name, describing it again if
 // it does not know the name.
 func (p *Peer) region(ctx context.Context, name string) (nicrt.RegionRef, error) {
-	get := func() (wire.RegionDesc, bool) {
-		p.mu.RLock()
-		defer p.mu.RUnlock()
-		r, ok := p.regions[name]
-		return r, ok
-	}
-	r, ok := get()
-	if !ok {
-		if err := p.Refresh(ctx); err != nil {
-			return nicrt.RegionRef{}, err
-		}
-		if r, ok = get(); !ok {
-			return nicrt.RegionRef{}, fmt.Errorf("host: %v has no region %q: %w", p.addr, name, ErrNoRegion)
-		}
+	r, err := p.regionDesc(ctx, name)
+	if err != nil {
+		return nicrt.RegionRef{}, err
 	}
 	return nicrt.RegionRef{ID: r.Region, Key: r.Key}, nil
 }
@@ -497,46 +497,6 @@ func (p *Peer) verbError(verb string, err error) error {
 		return nil
 	}
 	return p.err(fmt.Errorf("host: %s on %v: %w", verb, p.addr, err))
-}
-
-// Install sends obj to the peer, which verifies it (it trusts nothing of
-// the sender) and links its regions; the peer's handlers are then known
-// by name. It is InstallWith with the zero InstallOptions.
-func (p *Peer) Install(ctx context.Context, obj *bytecode.Object) error {
-	return p.InstallWith(ctx, obj, InstallOptions{})
-}
-
-// InstallWith is Install with opts: opts.Regions links object regions to
-// the peer's registered regions of other names.
-func (p *Peer) InstallWith(ctx context.Context, obj *bytecode.Object, opts InstallOptions) error {
-	if err := p.usable(); err != nil {
-		return err
-	}
-	if _, err := p.cl.InstallWith(ctx, p.tenant, obj, opts); err != nil {
-		return p.err(fmt.Errorf("host: install on %v: %w", p.addr, err))
-	}
-	return p.Refresh(ctx)
-}
-
-// Register asks the peer to register a region for the tenant.
-func (p *Peer) Register(ctx context.Context, name string, size uint64, opts RegionOptions) error {
-	if err := p.usable(); err != nil {
-		return err
-	}
-	if _, err := p.cl.Register(ctx, p.tenant, name, size, opts); err != nil {
-		return p.err(fmt.Errorf("host: register on %v: %w", p.addr, err))
-	}
-	return p.Refresh(ctx)
-}
-
-// Stats returns the peer's counters whose names start with prefix (the
-// reply must fit one packet: narrow it with the prefix).
-func (p *Peer) Stats(ctx context.Context, prefix string) ([]Counter, error) {
-	if err := p.usable(); err != nil {
-		return nil, err
-	}
-	cs, err := p.cl.NodeStats(ctx, p.tenant, prefix)
-	return cs, p.verbError("stats", err)
 }
 
 // ClientStats are the runtime client's counters for this peer:

@@ -160,7 +160,7 @@ func TestCluster(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := p.Install(ctx, obj); err != nil {
+		if _, err := p.Install(ctx, obj); err != nil {
 			t.Fatal(err)
 		}
 		peers[name] = p
@@ -274,7 +274,7 @@ func TestCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := np3.Install(ctx, obj); err != nil {
+	if _, err := np3.Install(ctx, obj); err != nil {
 		t.Fatal(err)
 	}
 	if err := np3.Call(ctx, "add", struct{ Slot, By uint64 }{1, 5}, &v); err != nil || v != 5 {

@@ -32,7 +32,7 @@ var allowedImports = map[string][]string{
 	"nicrt":                    {"bytecode", "verifier", "vm", "vm/jit", "nicrt/wire", "nicrt/transport"},
 	"nicrt/transport":          {},
 	"nicrt/wire":               {"internal/msgpackshape"},
-	"host":                     {"nicrt", "nicrt/wire", "nicrt/transport", "bytecode"},
+	"host":                     {"nicrt", "nicrt/wire", "nicrt/transport", "bytecode", "lang"},
 	"examples/call":            {"nicrt", "host"},
 	"examples/internal/source": {"bytecode", "compiler", "lang"},
 	"examples/kv":              {"bytecode", "nicrt", "host", "examples/call", "examples/internal/source"},
