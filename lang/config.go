@@ -161,3 +161,30 @@ func ParseConstant(s string) (constant.Value, error) {
 	}
 	return v, nil
 }
+
+// ParseOverrides reads constant overrides as command lines give them,
+// NAME=VALUE each (naamc build -D, naam install -D), into
+// Config.Constants. Errors name the override: `"N": want NAME=VALUE`,
+// `N: given twice`, or N and ParseConstant's error.
+func ParseOverrides(defs []string) (map[string]constant.Value, error) {
+	var out map[string]constant.Value
+	for _, d := range defs {
+		name, value, ok := strings.Cut(d, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, fmt.Errorf("%q: want NAME=VALUE", d)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("%s: given twice", name)
+		}
+		v, err := ParseConstant(value)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if out == nil {
+			out = map[string]constant.Value{}
+		}
+		out[name] = v
+	}
+	return out, nil
+}

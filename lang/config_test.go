@@ -3,6 +3,7 @@ package lang
 import (
 	"errors"
 	"go/constant"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -176,4 +177,34 @@ func FuzzParseConstant(f *testing.F) {
 			t.Fatalf("ParseConstant(%q) = %v of kind %v", s, v, v.Kind())
 		}
 	})
+}
+
+func TestParseOverrides(t *testing.T) {
+	for _, tc := range []struct {
+		have []string
+		want string // the overrides as NAME=VALUE, sorted; or the error
+	}{
+		{nil, ""},
+		{[]string{"N=8", "F=true", " M =-0x10"}, "F=true M=-16 N=8"},
+		{[]string{"N"}, `"N": want NAME=VALUE`},
+		{[]string{"=3"}, `"=3": want NAME=VALUE`},
+		{[]string{"N=1", "N=2"}, "N: given twice"},
+		{[]string{"N=x"}, `N: "x" is not an integer literal, true or false`},
+	} {
+		got, err := ParseOverrides(tc.have)
+		s := ""
+		if err != nil {
+			s = err.Error()
+		} else {
+			var parts []string
+			for k, v := range got {
+				parts = append(parts, k+"="+v.String())
+			}
+			slices.Sort(parts)
+			s = strings.Join(parts, " ")
+		}
+		if s != tc.want {
+			t.Errorf("ParseOverrides(%q) = %q, want %q", tc.have, s, tc.want)
+		}
+	}
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"errors"
-	"go/constant"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -21,26 +19,11 @@ func defineFlag(cmd *cobra.Command, defines *[]string) {
 // is not NAME=VALUE, a name given twice or a value that is not a literal
 // is a usage error (exit 2).
 func frontEnd(defines []string) (lang.Config, error) {
-	var conf lang.Config
-	for _, d := range defines {
-		name, value, ok := strings.Cut(d, "=")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" {
-			return conf, cli.Errorf(exitTool, "-D %q: want NAME=VALUE", d)
-		}
-		if _, dup := conf.Constants[name]; dup {
-			return conf, cli.Errorf(exitTool, "-D %s: given twice", name)
-		}
-		v, err := lang.ParseConstant(value)
-		if err != nil {
-			return conf, cli.Errorf(exitTool, "-D %s: %w", name, err)
-		}
-		if conf.Constants == nil {
-			conf.Constants = map[string]constant.Value{}
-		}
-		conf.Constants[name] = v
+	consts, err := lang.ParseOverrides(defines)
+	if err != nil {
+		return lang.Config{}, cli.Errorf(exitTool, "-D %w", err)
 	}
-	return conf, nil
+	return lang.Config{Constants: consts}, nil
 }
 
 // reportFrontEnd reports err, of a check or compile, as naamc does: the
