@@ -32,8 +32,14 @@ var (
 	ErrClosed = nicrt.ErrClosed
 )
 
-// HandlerError is a handler's own error: it failed with Code (r0 = -Code).
+// HandlerError is a handler's own error: it failed with Code (r0 = -Code)
+// at Pos, "file:line:col" when the peer's object has a line table there.
 type HandlerError = nicrt.HandlerError
+
+// RemoteError is an error reply with a runtime status: a fault (matching
+// ErrFault, its text in Msg), a rejection (ErrRejected), a refused
+// control op.
+type RemoteError = nicrt.RemoteError
 
 // callError adds the handler's name to err and makes a remote "unknown
 // handler" match ErrNoHandler too.

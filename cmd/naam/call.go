@@ -3,52 +3,23 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/internal/cli"
-	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/lang"
 )
-
-// clientFlags are what a command that talks to a node needs.
-type clientFlags struct {
-	tenant     uint32
-	secretFile string
-	timeout    time.Duration
-}
-
-func (c *clientFlags) add(cmd *cobra.Command) {
-	cmd.Flags().Uint32Var(&c.tenant, "tenant", 1, "tenant to act for")
-	cmd.Flags().StringVar(&c.secretFile, "secret-file", "", "file holding the tenant's key (default $NAAM_SECRET, else the development key)")
-	cmd.Flags().DurationVar(&c.timeout, "timeout", 5*time.Second, "give up after this long")
-}
-
-// with dials addr within the --timeout and runs f with the peer.
-func (c *clientFlags) with(cmd *cobra.Command, addr string, f func(context.Context, *host.Peer) error) error {
-	ctx, cancel := context.WithTimeout(cmd.Context(), c.timeout)
-	defer cancel()
-	secret, err := readSecret(c.secretFile)
-	if err != nil {
-		return err
-	}
-	p, err := host.Dial(ctx, addr, c.tenant, secret, 0)
-	if err != nil {
-		return &cli.ExitError{Code: 1, Err: err}
-	}
-	defer p.Close()
-	return f(ctx, p)
-}
 
 func newCallCmd() *cobra.Command {
 	var cf clientFlags
+	var out outputFlag
 	var args []string
 	var raw string
 	var list bool
@@ -57,21 +28,27 @@ func newCallCmd() *cobra.Command {
 		Short: "Send one active message and print the decoded reply",
 		Long: `call asks the node at ADDR what it has installed, encodes the arguments by
 the handler's layout, sends one request, and prints the results one per
-line ("name = value"). HANDLER is a handler's name, or program.name when
-two programs have one of that name.
+line ("name = value"), or with -o json one document:
+  {"handler": "counter.add", "results": {"result": 5}}
+HANDLER is a handler's name, or PROGRAM.HANDLER when two programs have one
+of that name.
 
 Arguments are --arg name=value: integers in Go syntax (42, 0x2a, -1 for
 signed types), true/false, byte arrays as text or 0x-prefixed hex, other
 arrays as comma-separated elements. --raw HEX sends the payload as given
-instead, and prints the reply in hex. --list prints the node's handlers
-with their layouts.
+instead, and prints the reply in hex ({"handler", "reply"} with -o json).
+--list prints the node's handlers with their layouts.
 
-Exit status: 0 on a reply; 1 when the handler failed (its code is printed),
-was rejected, or no reply came; 2 for a usage error.`,
-		Example: `  naam call 127.0.0.1:7000 incr --arg slot=3 --arg by=1
-  naam call 127.0.0.1:7000 kv.get --arg key=0x2a
+A handler that fails is reported with the failing site from its object's
+line table: "counter.naam:5:9: counter.add failed with code 7", and a
+reserved code by name ("failed: index out of range (code 0x7fffff01)").
+
+` + cli.ExitHelp(),
+		Example: `  naam call 127.0.0.1:7000 add --arg slot=3 --arg by=1
+  naam call 127.0.0.1:7000 kv.get --arg key=0x2a -o json
   naam call 127.0.0.1:7000 --list
-  naam call 127.0.0.1:7000 get --raw 0300000000000000`,
+  naam call 127.0.0.1:7000 get --raw 0300000000000000
+  naam call kv-1 kv.get --arg key=7 --join 10.0.0.1:7946`,
 		Args: func(cmd *cobra.Command, a []string) error {
 			if list {
 				return cobra.ExactArgs(1)(cmd, a)
@@ -83,11 +60,12 @@ was rejected, or no reply came; 2 for a usage error.`,
 				if list {
 					return listHandlers(cmd.OutOrStdout(), p)
 				}
-				return runCall(ctx, cmd.OutOrStdout(), p, pos[1], args, raw)
+				return runCall(ctx, cmd.OutOrStdout(), p, pos[1], args, raw, out)
 			})
 		},
 	}
 	cf.add(cmd)
+	out.add(cmd)
 	cmd.Flags().StringArrayVar(&args, "arg", nil, "an argument, name=value (repeatable)")
 	cmd.Flags().StringVar(&raw, "raw", "", "send this payload (hex) instead of --arg")
 	cmd.Flags().BoolVar(&list, "list", false, "list the node's handlers and their layouts")
@@ -114,10 +92,10 @@ func fieldList(fs []bytecode.Field) string {
 	return strings.Join(parts, ", ")
 }
 
-func runCall(ctx context.Context, w io.Writer, p *host.Peer, handler string, args []string, raw string) error {
+func runCall(ctx context.Context, w io.Writer, p *host.Peer, handler string, args []string, raw string, out outputFlag) error {
 	h, err := p.Handler(ctx, handler)
 	if err != nil {
-		return &cli.ExitError{Code: 1, Err: err}
+		return nodeError(err)
 	}
 	var payload []byte
 	if raw != "" {
@@ -142,78 +120,95 @@ func runCall(ctx context.Context, w io.Writer, p *host.Peer, handler string, arg
 		}
 		payload, err = h.EncodeStrings(vals)
 		if err != nil {
-			return err
+			return nodeError(err)
 		}
 	}
 	reply, err := p.CallRaw(ctx, h.String(), payload)
 	if err != nil {
-		var he *host.HandlerError
-		if errors.As(err, &he) {
-			return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s failed with code %d", h, he.Code)}
-		}
-		return &cli.ExitError{Code: 1, Err: err}
+		return nodeError(callFailure(h, err))
 	}
-	if raw != "" {
+	switch {
+	case raw != "" && out.json():
+		return printJSON(w, struct {
+			Handler string `json:"handler"`
+			Reply   string `json:"reply"`
+		}{h.String(), hex.EncodeToString(reply)})
+	case raw != "":
 		fmt.Fprintf(w, "%x\n", reply)
 		return nil
+	case out.json():
+		results, err := resultsJSON(h, reply)
+		if err != nil {
+			return err
+		}
+		return printJSON(w, struct {
+			Handler string                     `json:"handler"`
+			Results map[string]json.RawMessage `json:"results"`
+		}{h.String(), results})
 	}
 	fmt.Fprint(w, h.FormatResults(reply))
 	return nil
 }
 
-func newStatsCmd() *cobra.Command {
-	var cf clientFlags
-	var prefix string
-	cmd := &cobra.Command{
-		Use:   "stats ADDR",
-		Short: "Print a node's counters",
-		Long: `stats prints the counters of the node at ADDR, one "name value" per line,
-sorted by name: placements, runs, instructions, modelled cycles and DMA,
-per core and per handler, drops by reason, the server's traffic
-(spec/nic.md, Stats). --prefix narrows them.`,
-		Example: `  naam stats 127.0.0.1:7000
-  naam stats 127.0.0.1:7000 --prefix server.drop.
-  naam stats 127.0.0.1:7000 --prefix handler.16.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, pos []string) error {
-			return cf.with(cmd, pos[0], func(ctx context.Context, p *host.Peer) error {
-				cs, err := allStats(ctx, p, prefix, 0)
-				if err != nil {
-					return &cli.ExitError{Code: 1, Err: err}
-				}
-				sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
-				for _, c := range cs {
-					fmt.Fprintf(cmd.OutOrStdout(), "%s %d\n", c.Name, c.Value)
-				}
-				return nil
-			})
-		},
+// callFailure says how a call to h failed: a handler's own code with
+// where in its source ("counter.naam:5:9: counter.add failed with code
+// 7"), a fault with its text, else err as it is.
+func callFailure(h *host.Handler, err error) error {
+	var he *host.HandlerError
+	if errors.As(err, &he) {
+		at := ""
+		if he.Pos != "" {
+			at = he.Pos + ": "
+		}
+		return fmt.Errorf("%s%s %s", at, h, lang.FailText(int64(he.Code)))
 	}
-	cf.add(cmd)
-	cmd.Flags().StringVar(&prefix, "prefix", "", "only counters whose names start with this")
-	return cmd
+	var re *host.RemoteError
+	if errors.As(err, &re) && errors.Is(err, host.ErrFault) {
+		return fmt.Errorf("%s faulted: %s", h, re.Msg)
+	}
+	return err
 }
 
-// counterChars are the characters counter names use.
-const counterChars = "abcdefghijklmnopqrstuvwxyz0123456789._"
-
-// allStats fetches the counters under prefix; when they do not fit one
-// reply it asks for each longer prefix in turn.
-func allStats(ctx context.Context, p *host.Peer, prefix string, depth int) ([]host.Counter, error) {
-	cs, err := p.Stats(ctx, prefix)
-	if err == nil {
-		return cs, nil
+// resultsJSON is the reply by result name, each value as JSON: integers
+// as numbers, bools, [u8; N] as its text when printable or 0x hex, other
+// arrays as arrays, structs as 0x hex.
+func resultsJSON(h *host.Handler, reply []byte) (map[string]json.RawMessage, error) {
+	l, err := bytecode.ParseLayout(h.Results)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", h, err)
 	}
-	if !errors.Is(err, nicrt.ErrTooLarge) || depth > 64 {
-		return nil, err
-	}
-	var out []host.Counter
-	for _, c := range counterChars {
-		more, err := allStats(ctx, p, prefix+string(c), depth+1)
-		if err != nil {
-			return nil, err
+	out := map[string]json.RawMessage{}
+	for _, f := range l.Fields {
+		b := make([]byte, f.Size)
+		if int(f.Offset) < len(reply) {
+			copy(b, reply[f.Offset:])
 		}
-		out = append(out, more...)
+		out[f.Name] = jsonValue(f.T, b)
+	}
+	if len(l.Fields) == 0 {
+		out["reply"], _ = json.Marshal(hex.EncodeToString(reply))
 	}
 	return out, nil
+}
+
+func jsonValue(t *bytecode.FieldType, b []byte) json.RawMessage {
+	text := t.FormatText(b)
+	switch {
+	case t.Scalar != "": // an integer or a bool: FormatText's is JSON's
+		return json.RawMessage(text)
+	case t.Elem != nil && t.Elem.Scalar == "u8":
+		if strings.HasPrefix(text, `"`) {
+			return json.RawMessage(text) // strconv.Quote of printable ASCII is valid JSON
+		}
+	case t.Elem != nil:
+		items := make([]json.RawMessage, t.N)
+		for i := range items {
+			off := uint64(i) * t.Elem.Size
+			items[i] = jsonValue(t.Elem, b[off:off+t.Elem.Size])
+		}
+		out, _ := json.Marshal(items)
+		return out
+	}
+	out, _ := json.Marshal(text)
+	return out
 }

@@ -15,19 +15,46 @@ func doMain(args []string, stdout, stderr io.Writer) int {
 	root := &cobra.Command{
 		Use:   "naam",
 		Short: "NAAM runtime: nodes, calls, the demo and benchmarks",
-		Long: `naam runs NAAM nodes and talks to them: node runs one (regions, programs,
-cluster membership, Prometheus metrics), call sends it one active message,
-stats prints its counters, demo shows what NAAM does.`,
+		Long: `naam runs NAAM nodes and talks to them.
+
+Run a node:
+  node       run one (regions, programs, cluster membership, metrics)
+Manage a running node (over the control plane, as the tenant):
+  install    compile or read a program and install it
+  uninstall  remove a program
+  programs   list the programs
+  region     create, load, dump, ls: the regions
+  read, write, cas, faa
+             the verbs on a region
+  call       send one active message and print the decoded reply
+  stats      print the node's counters
+See what NAAM does:
+  demo       three nodes, active messages against RDMA-style reads
+  bench      the YCSB and pointer-chase benchmarks
+
+ADDR is HOST:PORT, the node's active-message address (HOST an IP address
+or a host name), or with --join GOSSIP-ADDR a member's name. Commands that
+print data take -o json. The exact forms and output are in spec/cli.md.
+
+` + cli.ExitHelp(),
 		Example: `  naam node --listen 127.0.0.1:7000 --region counters:4K --program counter.naam
+  naam install 127.0.0.1:7000 counter.naam
   naam call 127.0.0.1:7000 add --arg slot=1 --arg by=2
-  naam stats 127.0.0.1:7000 --prefix server.
+  naam stats 127.0.0.1:7000 --prefix server. -o json
   naam demo`,
+		Version:       cli.Version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetArgs(args)
-	root.AddCommand(newDemoCmd(), newNodeCmd(), newCallCmd(), newStatsCmd(), newBenchCmd())
+	// A bad flag or argument is a usage error (exit 2), whatever cobra
+	// calls it.
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.Errorf(cli.ExitUsage, "%w", err) })
+	root.AddCommand(newDemoCmd(), newNodeCmd(), newCallCmd(), newStatsCmd(), newBenchCmd(),
+		newInstallCmd(), newUninstallCmd(), newProgramsCmd(), newRegionCmd(),
+		newReadCmd(), newWriteCmd(), newCASCmd(), newFAACmd())
 	return cli.Exit(stderr, "naam", root.Execute())
 }

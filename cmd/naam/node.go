@@ -11,19 +11,17 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/naam-project/naam/bytecode"
-	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/host"
-	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/nicrt"
 )
 
@@ -72,6 +70,12 @@ The tenant's key comes from --secret-file or $NAAM_SECRET (at least 16
 bytes); without either the node uses the public development key, and says
 so in its log. Settings can also come from a JSON file (--config) with the
 flags' names as keys ("listen", "region": [...], ...); flags win.
+
+With --metrics ADDR the node serves Prometheus metrics at /metrics,
+/healthz (200 while the process serves) and /readyz (200 once the regions
+and programs given are in place, 503 before that and while shutting
+down). Failed and faulting handler runs are logged (rate-limited) with the
+handler's name and source position.
 
 When the node is ready it prints one line to stdout:
   node NAME listening on ADDR id=ID gossip=ADDR metrics=URL`,
@@ -240,7 +244,6 @@ func parseSize(s string) (uint64, error) {
 	return n * mult, nil
 }
 
-// loadProgram reads an object file, or compiles a .naam source.
 // programSpec is one --program: the file and its region bindings.
 type programSpec struct {
 	file string
@@ -275,24 +278,27 @@ func parseProgram(s string) (programSpec, error) {
 	return p, nil
 }
 
-func loadProgram(file string) (*bytecode.Object, error) {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	if filepath.Ext(file) == ".naam" {
-		fset := lang.NewFileSet()
-		obj, err := compiler.Compile(fset, filepath.Base(file), b)
-		if err != nil {
-			return nil, err
+// healthMux serves the node's metrics at /metrics, 200 "ok" at /healthz
+// while the process serves, and at /readyz 200 "ready" once ready is set
+// and until the node begins to shut down, 503 and why otherwise.
+func healthMux(n *host.Node, ready *atomic.Bool) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", n.MetricsHandler())
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		err := n.Ready()
+		if err == nil && !ready.Load() {
+			err = errors.New("registering regions and installing programs")
 		}
-		return obj, nil
-	}
-	obj, err := bytecode.UnmarshalObject(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	return obj, nil
+		if err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	return mux
 }
 
 func runNode(ctx context.Context, stdout, stderr io.Writer, f nodeFlags) error {
@@ -319,7 +325,7 @@ func runNode(ctx context.Context, stdout, stderr io.Writer, f nodeFlags) error {
 		if err != nil {
 			return err
 		}
-		obj, err := loadProgram(p.file)
+		obj, err := loadObject(stderr, p.file, nil)
 		if err != nil {
 			return err
 		}
@@ -346,6 +352,21 @@ func runNode(ctx context.Context, stdout, stderr io.Writer, f nodeFlags) error {
 		return err
 	}
 	defer n.Close()
+	// The metrics listener answers from here on: /healthz says the process
+	// serves HTTP, /readyz that the node has its regions and programs and
+	// is not shutting down.
+	var ready atomic.Bool
+	metricsURL := "-"
+	if f.Metrics != "" {
+		ln, err := net.Listen("tcp", f.Metrics)
+		if err != nil {
+			return fmt.Errorf("--metrics: %w", err)
+		}
+		srv := &http.Server{Handler: healthMux(n, &ready), ReadHeaderTimeout: 5 * time.Second}
+		go srv.Serve(ln)
+		defer srv.Close()
+		metricsURL = "http://" + ln.Addr().String() + "/metrics"
+	}
 	for _, r := range regions {
 		if _, err := n.Register(r.name, r.size, r.opts); err != nil {
 			return err
@@ -356,19 +377,7 @@ func runNode(ctx context.Context, stdout, stderr io.Writer, f nodeFlags) error {
 			return fmt.Errorf("%s: %w", progs[i].file, err)
 		}
 	}
-	metricsURL := "-"
-	if f.Metrics != "" {
-		ln, err := net.Listen("tcp", f.Metrics)
-		if err != nil {
-			return fmt.Errorf("--metrics: %w", err)
-		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", n.MetricsHandler())
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		go srv.Serve(ln)
-		defer srv.Close()
-		metricsURL = "http://" + ln.Addr().String() + "/metrics"
-	}
+	ready.Store(true)
 	gossip := n.GossipAddr()
 	if gossip == "" {
 		gossip = "-"
