@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"runtime/debug"
+	"strings"
 	"testing"
 )
 
@@ -70,5 +72,21 @@ func TestVersionOf(t *testing.T) {
 		if got := versionOf(&tc.have); got != tc.want {
 			t.Errorf("%s: versionOf = %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestSpecExitTable checks spec/cli.md's exit-status table against Codes.
+func TestSpecExitTable(t *testing.T) {
+	b, err := os.ReadFile("../../spec/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	want.WriteString("| status | name | meaning |\n|---|---|---|\n")
+	for _, c := range Codes {
+		fmt.Fprintf(&want, "| %d | %s | %s |\n", c.Status, c.Name, c.Meaning)
+	}
+	if !strings.Contains(string(b), want.String()) {
+		t.Errorf("spec/cli.md lacks the exit-status table as internal/cli has it:\n%s", want.String())
 	}
 }
