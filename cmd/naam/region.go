@@ -118,13 +118,7 @@ fit, or a read-only region, is refused before anything is written.
 			if err != nil {
 				return cli.Errorf(cli.ExitUsage, "%w", err)
 			}
-			return cf.with(cmd, pos[0], func(ctx context.Context, p *host.Peer) error {
-				if err := p.WriteRange(ctx, pos[1], off, data); err != nil {
-					return nodeError(err)
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "loaded %d bytes into %s at %d\n", len(data), pos[1], off)
-				return nil
-			})
+			return cf.writeRange(cmd, pos[0], pos[1], off, data, "loaded")
 		},
 	}
 	cf.add(cmd)

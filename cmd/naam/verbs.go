@@ -19,9 +19,14 @@ import (
 // and FETCH-ADD on a region named by its name. Every range is checked
 // against the region's size here, so that a bad one sends nothing.
 
-// wordAt checks that the 8-byte word at off is inside r and aligned, as
-// CAS and FETCH-ADD need.
-func wordAt(r host.PeerRegion, off uint64) error {
+// wordAt checks that the 8-byte word at off of the peer's region is
+// inside it and aligned, and the region writable, as CAS and FETCH-ADD
+// need.
+func wordAt(ctx context.Context, p *host.Peer, region string, off uint64) error {
+	r, err := p.Region(ctx, region)
+	if err != nil {
+		return nodeError(err)
+	}
 	if off%8 != 0 {
 		return cli.Errorf(cli.ExitUsage, "OFFSET %d: CAS and FETCH-ADD work on 8-byte words at multiples of 8", off)
 	}
@@ -44,6 +49,18 @@ func parseWord(what, s string) (uint64, error) {
 		return uint64(v), nil
 	}
 	return 0, cli.Errorf(cli.ExitUsage, "%s %q: want a 64-bit integer (decimal, or 0x, 0o, 0b; negative in two's complement)", what, s)
+}
+
+// writeRange writes data at off of the region of the node at addr and
+// says so: "wrote 8 bytes into counters at 8" (done: "wrote", "loaded").
+func (cf *clientFlags) writeRange(cmd *cobra.Command, addr, region string, off uint64, data []byte, done string) error {
+	return cf.with(cmd, addr, func(ctx context.Context, p *host.Peer) error {
+		if err := p.WriteRange(ctx, region, off, data); err != nil {
+			return nodeError(err)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "%s %d bytes into %s at %d\n", done, len(data), region, off)
+		return nil
+	})
 }
 
 func newReadCmd() *cobra.Command {
@@ -118,13 +135,7 @@ the contents of FILE for @FILE.
 			} else if data, err = hex.DecodeString(strings.TrimPrefix(pos[3], "0x")); err != nil {
 				return cli.Errorf(cli.ExitUsage, "HEX %q: %v (write @FILE for a file's bytes)", pos[3], err)
 			}
-			return cf.with(cmd, pos[0], func(ctx context.Context, p *host.Peer) error {
-				if err := p.WriteRange(ctx, pos[1], off, data); err != nil {
-					return nodeError(err)
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "wrote %d bytes into %s at %d\n", len(data), pos[1], off)
-				return nil
-			})
+			return cf.writeRange(cmd, pos[0], pos[1], off, data, "wrote")
 		},
 	}
 	cf.add(cmd)
@@ -162,11 +173,7 @@ not a failure (exit 0).
 				return err
 			}
 			return cf.with(cmd, pos[0], func(ctx context.Context, p *host.Peer) error {
-				r, err := p.Region(ctx, pos[1])
-				if err != nil {
-					return nodeError(err)
-				}
-				if err := wordAt(r, off); err != nil {
+				if err := wordAt(ctx, p, pos[1], off); err != nil {
 					return err
 				}
 				was, swapped, err := p.CompareAndSwap(ctx, pos[1], off, old, desired)
@@ -215,11 +222,7 @@ REGION, atomically and exactly once however often the request is resent
 				return err
 			}
 			return cf.with(cmd, pos[0], func(ctx context.Context, p *host.Peer) error {
-				r, err := p.Region(ctx, pos[1])
-				if err != nil {
-					return nodeError(err)
-				}
-				if err := wordAt(r, off); err != nil {
+				if err := wordAt(ctx, p, pos[1], off); err != nil {
 					return err
 				}
 				was, err := p.FetchAdd(ctx, pos[1], off, delta)
