@@ -43,7 +43,7 @@ var counterNames = [numCounters]string{
 	ctrRx:                   "rx",
 	ctrPassNotNAAM:          "pass.not_naam",
 	ctrPassIPv6:             "pass.ipv6",
-	ctrPassIP:               "pass.ip_options",
+	ctrPassIP:               "pass.ip",
 	ctrPassMalformed:        "pass.malformed",
 	ctrPassTenant:           "pass.tenant",
 	ctrPassType:             "pass.type",

@@ -91,6 +91,16 @@ func dispatcher(l layout, c Config) (asm.Instructions, error) {
 	e.add(
 		asm.LoadMem(asm.R4, asm.R2, offIP, asm.Byte),
 		asm.JNE.Imm(asm.R4, 0x45, passTo(ctrPassIP)),
+		// The IP header checksum, as ip_rcv checks it: the kernel would
+		// drop the packet, so it passes up.
+		asm.Mov.Imm(asm.R0, 0),
+	)
+	for w := int16(0); w < ipLen; w += 4 {
+		e.add(asm.LoadMem(asm.R4, asm.R2, offIP+w, asm.Word), asm.Add.Reg(asm.R0, asm.R4))
+	}
+	e.fold(asm.R0, asm.R4)
+	e.add(
+		asm.JNE.Imm(asm.R0, 0xffff, passTo(ctrPassIP)),
 		asm.LoadMem(asm.R4, asm.R2, offIP+6, asm.Half),
 		asm.HostTo(asm.BE, asm.R4, asm.Half),
 		asm.And.Imm(asm.R4, 0x3fff), // more fragments, fragment offset

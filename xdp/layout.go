@@ -160,7 +160,7 @@ type Config struct {
 	// as nicrt's Config.MaxReply (0: 1408).
 	MaxReply int
 	// CacheBytes is the size of a reply-cache slot's datagram, header
-	// included, a multiple of 8 (0: 320, a 264-byte reply): handlers whose
+	// included, a multiple of 8 (0: 384, a 328-byte reply): handlers whose
 	// reply buffer does not fit are served by the user-space node.
 	CacheBytes int
 	// MaxPeers is the number of (tenant, src) states, a power of two (0:
@@ -180,7 +180,7 @@ type Config struct {
 // Defaults.
 const (
 	DefaultMaxReply    = 1408
-	DefaultCacheBytes  = 320
+	DefaultCacheBytes  = 384
 	DefaultMaxPeers    = 64
 	DefaultMaxHandlers = 256
 	DefaultMaxTenants  = 1024

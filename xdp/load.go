@@ -7,6 +7,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"golang.org/x/sys/unix"
 )
 
 // bind associates every map reference of insns (mapPtr, mapValue) with
@@ -65,18 +66,22 @@ func loadProgram(name string, insns asm.Instructions, maps map[string]*ebpf.Map)
 		return prog, nil
 	}
 	var ve *ebpf.VerifierError
-	if !errors.As(err, &ve) {
+	verifierBug := errors.Is(err, unix.EFAULT) // the verifier's own sanity checks failed
+	if !errors.As(err, &ve) && !verifierBug {
 		return nil, fmt.Errorf("xdp: load %s: %w", name, err)
 	}
-	prog, err2 := ebpf.NewProgramWithOptions(spec, ebpf.ProgramOptions{LogLevel: ebpf.LogLevelBranch, LogSizeStart: 1 << 20})
+	prog, err2 := ebpf.NewProgramWithOptions(spec, ebpf.ProgramOptions{LogLevel: ebpf.LogLevelBranch, LogSizeStart: 1 << 22})
 	if err2 == nil { // accepted the second time: nothing to report
 		return prog, nil
 	}
+	r := &KernelRefusal{Program: name, Err: err2}
 	if errors.As(err2, &ve) {
-		err = err2
+		r.Reason, r.Log = refusalReason(ve.Log), strings.Join(ve.Log, "\n")
 	}
-	log := strings.Join(ve.Log, "\n")
-	return nil, &KernelRefusal{Program: name, Reason: refusalReason(ve.Log), Log: log, Err: err}
+	if verifierBug && r.Reason == "" {
+		r.Reason = "the verifier failed with EFAULT, a bug of this kernel's verifier (dmesg shows its warning)"
+	}
+	return nil, r
 }
 
 // refusalReason picks the line of a verifier log that says what was

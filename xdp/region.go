@@ -72,4 +72,3 @@ func (r *Region) Close() error {
 	r.mem = nil
 	return errors.Join(err, r.m.Close())
 }
-

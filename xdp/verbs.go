@@ -91,7 +91,6 @@ func verbBody(verb int, regions []verbRegion, l layout) programBody {
 		atomic := verb == verbCAS || verb == verbFetchAdd
 		for i, r := range regions {
 			e.label(labels[i])
-			oob := failTo(statusOutOfBounds)
 			e.add(
 				asm.JNE.Imm(asm.R9, u32imm(r.tenant), failTo(statusForeignRegion)),
 				asm.LoadMem(asm.R3, asm.R7, req+0, asm.DWord),
@@ -105,6 +104,7 @@ func verbBody(verb int, regions []verbRegion, l layout) programBody {
 			if verb == verbRead {
 				e.add(asm.JGT.Imm(asm.R8, int32(l.maxReply), failTo(statusTooLarge)))
 			}
+			oob := failTo(statusOutOfBounds)
 			// off > size, or length > size - off: out of bounds
 			e.add(
 				asm.LoadMem(asm.R3, asm.R7, req+16, asm.DWord),
