@@ -39,21 +39,21 @@ func TestDiffVerbs(t *testing.T) {
 		nicrt.AppendRead(nil, ref, 96, 20),
 		nicrt.AppendRead(nil, ref, 0, 1408),
 		nicrt.AppendRead(nil, ref, 4000, 96),
-		nicrt.AppendRead(nil, ref, 4000, 97),        // out of bounds
-		nicrt.AppendRead(nil, ref, 0, 1409),         // too large
-		nicrt.AppendRead(nil, ref, 1<<40, 1),        // out of bounds
-		nicrt.AppendRead(nil, wrong, 0, 8),          // wrong key
-		nicrt.AppendRead(nil, rref, 0, 15),          // read-only is readable
-		nicrt.AppendWrite(nil, rref, 0, []byte{1}),  // read-only
-		nicrt.AppendFetchAdd(nil, rref, 0, 1),       // read-only
-		nicrt.AppendFetchAdd(nil, ref, 4, 1),        // misaligned
-		nicrt.AppendFetchAdd(nil, ref, 4088, 1),     // the last word
-		nicrt.AppendFetchAdd(nil, ref, 4096, 1),     // out of bounds
-		nicrt.AppendCAS(nil, ref, 8, 0, 5),          // fails or not, as in the model
+		nicrt.AppendRead(nil, ref, 4000, 97),       // out of bounds
+		nicrt.AppendRead(nil, ref, 0, 1409),        // too large
+		nicrt.AppendRead(nil, ref, 1<<40, 1),       // out of bounds
+		nicrt.AppendRead(nil, wrong, 0, 8),         // wrong key
+		nicrt.AppendRead(nil, rref, 0, 15),         // read-only is readable
+		nicrt.AppendWrite(nil, rref, 0, []byte{1}), // read-only
+		nicrt.AppendFetchAdd(nil, rref, 0, 1),      // read-only
+		nicrt.AppendFetchAdd(nil, ref, 4, 1),       // misaligned
+		nicrt.AppendFetchAdd(nil, ref, 4088, 1),    // the last word
+		nicrt.AppendFetchAdd(nil, ref, 4096, 1),    // out of bounds
+		nicrt.AppendCAS(nil, ref, 8, 0, 5),         // fails or not, as in the model
 		nicrt.AppendCAS(nil, ref, 16, 12345, 5),
-		nicrt.AppendFetchAdd(nil, other.Ref(), 0, 1), // foreign region
-		nicrt.AppendRead(nil, ref, 0, 8)[:23],        // bad request: short
-		append(nicrt.AppendFetchAdd(nil, ref, 0, 1), 0), // bad request: long
+		nicrt.AppendFetchAdd(nil, other.Ref(), 0, 1),         // foreign region
+		nicrt.AppendRead(nil, ref, 0, 8)[:23],                // bad request: short
+		append(nicrt.AppendFetchAdd(nil, ref, 0, 1), 0),      // bad request: long
 		nicrt.AppendWrite(nil, ref, 4090, []byte("1234567")), // out of bounds
 		nicrt.AppendWrite(nil, ref, 4089, []byte("1234567")),
 		nicrt.AppendWrite(nil, ref, 0, make([]byte, 1392)),

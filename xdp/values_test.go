@@ -23,14 +23,14 @@ func TestRuntimeValues(t *testing.T) {
 			t.Errorf("status %v is %d in nicrt, %d here", tc.want, tc.want, tc.have)
 		}
 	}
-	for _, tc := range []struct{ have, want int }{
+	for _, tc := range []struct{ have, want uint32 }{
 		{verbRead, nicrt.HandlerRead}, {verbWrite, nicrt.HandlerWrite}, {verbCAS, nicrt.HandlerCAS}, {verbFetchAdd, nicrt.HandlerFetchAdd},
 	} {
 		if tc.have != tc.want {
 			t.Errorf("verb id %d here, %d in nicrt", tc.have, tc.want)
 		}
 	}
-	if firstHandlerProg > nicrt.FirstHandlerID {
+	if firstHandlerProg > int(nicrt.FirstHandlerID) {
 		t.Errorf("verb programs %d overlap handler ids from %d", firstHandlerProg, nicrt.FirstHandlerID)
 	}
 	if nicrt.DefaultConfig().MaxReply != DefaultMaxReply {
