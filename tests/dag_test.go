@@ -41,6 +41,8 @@ var allowedImports = map[string][]string{
 	"examples/rpc":             {"bytecode", "nicrt", "host", "examples/call", "examples/internal/gen"},
 	"internal/workload":        {},
 	"internal/memcache":        {"internal/workload"},
+	"internal/netnstest":       {},
+	"xdp":                      {"bytecode", "nicrt/wire", "verifier"},
 }
 
 // TestPackageDAG checks every package's NAAM imports (non-test code)
