@@ -41,6 +41,30 @@ type vethNode struct {
 const vethPort = 7100
 
 func newVethNode(t testing.TB, cfg Config) *vethNode {
+	n := newVethNodeNoSocket(t, cfg)
+	if err := n.pair.Run(0, func() error {
+		var err error
+		n.socket, err = net.ListenUDP("udp4", net.UDPAddrFromAddrPort(n.addr))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.socket.Close() })
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			if _, _, err := n.socket.ReadFromUDP(buf); err != nil {
+				return
+			}
+			n.passed.Add(1)
+		}
+	}()
+	return n
+}
+
+// newVethNodeNoSocket is newVethNode without the node's socket: the
+// caller binds the port.
+func newVethNodeNoSocket(t testing.TB, cfg Config) *vethNode {
 	t.Helper()
 	needKernel(t)
 	p := netnstest.New(t)
@@ -54,11 +78,7 @@ func newVethNode(t testing.TB, cfg Config) *vethNode {
 		t.Fatal(err)
 	}
 	n := &vethNode{pair: p, tier: tier, addr: netip.AddrPortFrom(p.Addr[0], vethPort)}
-	idx, err := p.Ifindex(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Run(0, func() error { return tier.Attach(idx, false) }); err != nil {
+	if err := n.attach(); err != nil {
 		t.Skipf("native XDP on veth unavailable: %v", err)
 	}
 	passProg, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.XDP, License: "GPL",
@@ -80,24 +100,16 @@ func newVethNode(t testing.TB, cfg Config) *vethNode {
 	}); err != nil {
 		t.Fatalf("XDP on the peer veth: %v", err)
 	}
-	if err := p.Run(0, func() error {
-		var err error
-		n.socket, err = net.ListenUDP("udp4", net.UDPAddrFromAddrPort(n.addr))
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.socket.Close() })
-	go func() {
-		buf := make([]byte, 2048)
-		for {
-			if _, _, err := n.socket.ReadFromUDP(buf); err != nil {
-				return
-			}
-			n.passed.Add(1)
-		}
-	}()
 	return n
+}
+
+// attach attaches the tier to side 0's veth end, in native mode.
+func (n *vethNode) attach() error {
+	idx, err := n.pair.Ifindex(0)
+	if err != nil {
+		return err
+	}
+	return n.pair.Run(0, func() error { return n.tier.Attach(idx, false) })
 }
 
 // client dials the node from side 1.

@@ -3,6 +3,7 @@ package xdp
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -32,27 +33,29 @@ func testArray(t testing.TB, name string, size int) *ebpf.Map {
 	return m
 }
 
-// TestSipHashKernel: fnSipHash in the kernel gives the tag nicrt/wire's
-// Codec seals with, for every payload length from 0 to 200 and the
-// largest.
-func TestSipHashKernel(t *testing.T) {
-	needKernel(t)
-	const (
-		offKey, offHdr, offPay, offN, offOut = 0, 16, 56, 3000, 3008
-		size                                 = 3024
-		maxN                                 = wire.MaxPayload
-	)
-	mem := testArray(t, "naam_test_mem", size)
+// The memory of the SipHash test program.
+const (
+	sipOffKey, sipOffHdr, sipOffPay, sipOffN, sipOffOut = 0, 16, 56, 3000, 3008
+	sipMemSize                                          = 3024
+	sipMaxN                                             = wire.MaxPayload
+)
+
+// sipProgram loads a program that runs fnSipHash over its memory map:
+// the key at sipOffKey, the header at sipOffHdr, the payload at
+// sipOffPay, its length (u32) at sipOffN, the tag to sipOffOut.
+func sipProgram(t testing.TB) (*ebpf.Program, *ebpf.Map) {
+	t.Helper()
+	mem := testArray(t, "naam_test_mem", sipMemSize)
 	e := newEmitter("test")
 	done := e.fresh("done")
 	e.add(
-		mapValue(asm.R1, "mem", offN),
+		mapValue(asm.R1, "mem", sipOffN),
 		asm.LoadMem(asm.R4, asm.R1, 0, asm.Word),
-		asm.JGT.Imm(asm.R4, maxN, done),
-		mapValue(asm.R1, "mem", offKey),
-		mapValue(asm.R2, "mem", offHdr),
-		mapValue(asm.R3, "mem", offPay),
-		mapValue(asm.R5, "mem", offOut),
+		asm.JGT.Imm(asm.R4, sipMaxN, done),
+		mapValue(asm.R1, "mem", sipOffKey),
+		mapValue(asm.R2, "mem", sipOffHdr),
+		mapValue(asm.R3, "mem", sipOffPay),
+		mapValue(asm.R5, "mem", sipOffOut),
 		asm.Call.Label(fnSipHash),
 	)
 	e.label(done)
@@ -66,8 +69,33 @@ func TestSipHashKernel(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%+v", err, err)
 	}
-	defer prog.Close()
+	t.Cleanup(func() { prog.Close() })
+	return prog, mem
+}
 
+// BenchmarkSipHashKernel: one tag over the header and a 64-byte or a
+// 1416-byte payload, timed by the kernel.
+func BenchmarkSipHashKernel(b *testing.B) {
+	needKernel(b)
+	for _, n := range []int{0, 64, 1024, sipMaxN} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			prog, mem := sipProgram(b)
+			buf := make([]byte, sipMemSize)
+			binary.LittleEndian.PutUint32(buf[sipOffN:], uint32(n))
+			if err := mem.Update(uint32(0), buf, ebpf.UpdateAny); err != nil {
+				b.Fatal(err)
+			}
+			kernelBench(b, prog, make([]byte, 64))
+		})
+	}
+}
+
+// TestSipHashKernel: fnSipHash in the kernel gives the tag nicrt/wire's
+// Codec seals with, for every payload length from 0 to 200 and the
+// largest.
+func TestSipHashKernel(t *testing.T) {
+	needKernel(t)
+	prog, mem := sipProgram(t)
 	key, err := wire.NewKeyAlg(wire.MACSipHash128, []byte("a tenant secret of 32 bytes ....."))
 	if err != nil {
 		t.Fatal(err)
@@ -78,11 +106,11 @@ func TestSipHashKernel(t *testing.T) {
 	}
 	k0, k1, _ := key.SipHashKey()
 	r := rand.New(rand.NewPCG(3, 4))
-	lengths := []int{maxN}
+	lengths := []int{sipMaxN}
 	for n := range 201 {
 		lengths = append(lengths, n)
 	}
-	buf := make([]byte, size)
+	buf := make([]byte, sipMemSize)
 	for _, n := range lengths {
 		payload := make([]byte, n)
 		for i := range payload {
@@ -96,11 +124,11 @@ func TestSipHashKernel(t *testing.T) {
 		for i := range buf {
 			buf[i] = byte(r.Uint32()) // garbage after the payload must not matter
 		}
-		binary.LittleEndian.PutUint64(buf[offKey:], k0)
-		binary.LittleEndian.PutUint64(buf[offKey+8:], k1)
-		copy(buf[offHdr:], pkt[:40])
-		copy(buf[offPay:], payload)
-		binary.LittleEndian.PutUint32(buf[offN:], uint32(n))
+		binary.LittleEndian.PutUint64(buf[sipOffKey:], k0)
+		binary.LittleEndian.PutUint64(buf[sipOffKey+8:], k1)
+		copy(buf[sipOffHdr:], pkt[:40])
+		copy(buf[sipOffPay:], payload)
+		binary.LittleEndian.PutUint32(buf[sipOffN:], uint32(n))
 		if err := mem.Update(uint32(0), buf, ebpf.UpdateAny); err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +138,7 @@ func TestSipHashKernel(t *testing.T) {
 		if err := mem.Lookup(uint32(0), buf); err != nil {
 			t.Fatal(err)
 		}
-		if have, want := buf[offOut:offOut+16], pkt[40:56]; !bytes.Equal(have, want) {
+		if have, want := buf[sipOffOut:sipOffOut+16], pkt[40:56]; !bytes.Equal(have, want) {
 			t.Fatalf("payload of %d bytes: kernel tag %x, Codec's %x", n, have, want)
 		}
 	}

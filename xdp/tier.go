@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 
 	"github.com/naam-project/naam/bytecode"
@@ -608,4 +609,37 @@ func (t *Tier) Close() error {
 		errs = append(errs, m.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// Probe says in one line why this process cannot run the tier here (not
+// root, no BPF, a kernel without the helpers the tier needs), or returns
+// nil. It loads and runs a small XDP program that uses them.
+func Probe() error {
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 64, MaxEntries: 1, Flags: bpfFMmapable})
+	if err != nil {
+		return fmt.Errorf("xdp: cannot create a shared BPF map (needs root, or CAP_BPF): %w", err)
+	}
+	defer m.Close()
+	insns := []asm.Instruction{
+		asm.Mov.Reg(asm.R6, asm.R1),
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.Mov.Imm(asm.R2, 0),
+		mapValue(asm.R3, "probe", 0),
+		asm.Mov.Imm(asm.R4, 14),
+		asm.FnXdpLoadBytes.Call(),
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.Mov.Imm(asm.R2, 0),
+		asm.FnXdpAdjustTail.Call(),
+		asm.Mov.Imm(asm.R0, xdpPass),
+		asm.Return(),
+	}
+	prog, err := loadProgram("naam_probe", insns, map[string]*ebpf.Map{"probe": m})
+	if err != nil {
+		return fmt.Errorf("xdp: cannot load an XDP program with the helpers the tier needs: %w", err)
+	}
+	defer prog.Close()
+	if _, err := prog.Run(&ebpf.RunOptions{Data: make([]byte, 64)}); err != nil {
+		return fmt.Errorf("xdp: cannot test-run an XDP program: %w", err)
+	}
+	return nil
 }
