@@ -26,7 +26,7 @@ func counterOf(t testing.TB, tier *Tier, name string) uint64 {
 }
 
 // faaPair is a pair with a counter region and FETCH-ADD served in XDP.
-func faaPair(t *testing.T) (*pair, *pairRegion) {
+func faaPair(t testing.TB) (*pair, *pairRegion) {
 	p := newPair(t, Config{})
 	return p, p.region("counter", 64, true, nil)
 }
@@ -150,6 +150,7 @@ func TestForgeries(t *testing.T) {
 	if v := binary.LittleEndian.Uint64(c.xdp.Bytes()); v != 0 {
 		t.Fatalf("counter %d: a forged or altered packet ran", v)
 	}
+	checkCounters(t, p.tier)
 	t.Logf("counters after %d alterations: %v", 8*len(dgram)+8*ipLen, nonzero(must(p.tier.Counters())))
 }
 

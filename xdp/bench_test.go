@@ -35,12 +35,12 @@ func BenchmarkTierKernel(b *testing.B) {
 	})
 	p := newPair(b, Config{})
 	counter := p.region("counter", 64, true, nil)
-	cfg := kv.Config{Buckets: 1024, Probes: 16, ValueSize: 64}
+	cfg := kv.Config{Region: "kv", Buckets: 1024, Probes: 16, ValueSize: 64}
 	obj, err := kv.Compile(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
-	p.region("kv", kvDefaults(cfg).RegionSize(), true, nil)
+	p.region("kv", cfg.RegionSize(), true, nil)
 	ids, notServed := p.install(obj)
 	if len(notServed) != 0 {
 		b.Fatal(notServed)
@@ -49,7 +49,7 @@ func BenchmarkTierKernel(b *testing.B) {
 	nullIDs, _ := p.install(nullObj)
 	var key kv.Key
 	copy(key[:], "user000000000042")
-	put, err := kvDefaults(cfg).AppendPut(nil, key, make([]byte, 64))
+	put, err := cfg.AppendPut(nil, key, make([]byte, 64))
 	if err != nil {
 		b.Fatal(err)
 	}

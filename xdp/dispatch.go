@@ -93,12 +93,8 @@ func dispatcher(l layout, c Config) (asm.Instructions, error) {
 		asm.JNE.Imm(asm.R4, 0x45, passTo(ctrPassIP)),
 		// The IP header checksum, as ip_rcv checks it: the kernel would
 		// drop the packet, so it passes up.
-		asm.Mov.Imm(asm.R0, 0),
 	)
-	for w := int16(0); w < ipLen; w += 4 {
-		e.add(asm.LoadMem(asm.R4, asm.R2, offIP+w, asm.Word), asm.Add.Reg(asm.R0, asm.R4))
-	}
-	e.fold(asm.R0, asm.R4)
+	e.ipSum(asm.R2, asm.R4)
 	e.add(
 		asm.JNE.Imm(asm.R0, 0xffff, passTo(ctrPassIP)),
 		asm.LoadMem(asm.R4, asm.R2, offIP+6, asm.Half),
@@ -175,16 +171,9 @@ func dispatcher(l layout, c Config) (asm.Instructions, error) {
 		asm.Add.Imm(asm.R4, wire.HeaderSize),
 		asm.FnXdpLoadBytes.Call(),
 		asm.JNE.Imm(asm.R0, 0, passTo(ctrPassMalformed)),
-		asm.Mov.Reg(asm.R1, asm.R7),
-		asm.Add.Imm(asm.R1, metaKey),
-		asm.Mov.Reg(asm.R2, asm.R7),
-		asm.Add.Imm(asm.R2, int32(rq)),
-		asm.Mov.Reg(asm.R3, asm.R7),
-		asm.Add.Imm(asm.R3, int32(rq)+wire.HeaderSize),
-		asm.Mov.Reg(asm.R4, asm.R9),
-		asm.Mov.Reg(asm.R5, asm.R7),
-		asm.Add.Imm(asm.R5, scrTag),
-		asm.Call.Label(fnSipHash),
+	)
+	e.callSipHash(int32(rq), asm.R9, scrTag)
+	e.add(
 		// One branch on the OR of both words' differences: no early exit.
 		asm.LoadMem(asm.R1, asm.R7, scrTag, asm.DWord),
 		asm.LoadMem(asm.R2, asm.R7, rq+macFields, asm.DWord),

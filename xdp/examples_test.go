@@ -14,14 +14,14 @@ import (
 // over a small key space, answer alike in XDP and in the NIC model, and
 // leave the same table.
 func TestDiffKV(t *testing.T) {
-	for _, cfg := range []kv.Config{{Buckets: 256, Probes: 16, ValueSize: 64}, {}} {
+	for _, cfg := range []kv.Config{{Region: "kv", Buckets: 256, Probes: 16, ValueSize: 64}, kv.DefaultConfig()} {
 		t.Run(fmt.Sprintf("value%d", cfg.ValueSize), func(t *testing.T) {
 			p := newPair(t, Config{})
 			obj, err := kv.Compile(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := kvDefaults(cfg)
+			c := cfg
 			p.region(c.Region, c.RegionSize(), true, nil)
 			ids, notServed := p.install(obj)
 			if len(notServed) != 0 {
@@ -66,24 +66,6 @@ func TestDiffKV(t *testing.T) {
 			p.call(ids[kv.HandlerPut], make([]byte, 3))
 		})
 	}
-}
-
-// kvDefaults fills the zero fields of c as kv does.
-func kvDefaults(c kv.Config) kv.Config {
-	d := kv.DefaultConfig()
-	if c.Region == "" {
-		c.Region = d.Region
-	}
-	if c.Buckets == 0 {
-		c.Buckets = d.Buckets
-	}
-	if c.Probes == 0 {
-		c.Probes = d.Probes
-	}
-	if c.ValueSize == 0 {
-		c.ValueSize = d.ValueSize
-	}
-	return c
 }
 
 // TestDiffChase: the pointer-chasing example's walk and lookup over a

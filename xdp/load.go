@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
-	"golang.org/x/sys/unix"
 )
 
 // bind associates every map reference of insns (mapPtr, mapValue) with
@@ -66,7 +66,7 @@ func loadProgram(name string, insns asm.Instructions, maps map[string]*ebpf.Map)
 		return prog, nil
 	}
 	var ve *ebpf.VerifierError
-	verifierBug := errors.Is(err, unix.EFAULT) // the verifier's own sanity checks failed
+	verifierBug := errors.Is(err, syscall.EFAULT) // the verifier's own sanity checks failed
 	if !errors.As(err, &ve) && !verifierBug {
 		return nil, fmt.Errorf("xdp: load %s: %w", name, err)
 	}

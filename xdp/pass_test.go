@@ -107,6 +107,7 @@ func TestPassUp(t *testing.T) {
 	if v := binary.LittleEndian.Uint64(c.xdp.Bytes()); v != 0 {
 		t.Fatalf("a passed packet ran: counter %d", v)
 	}
+	checkCounters(t, p.tier)
 	// Uninstalled: its requests pass up from then on.
 	if err := p.tier.Uninstall(16); err != nil {
 		t.Fatal(err)

@@ -59,6 +59,16 @@ func (e *emitter) fold(r, tmp asm.Register) {
 	}
 }
 
+// ipSum emits r0 = the folded one's complement sum of the IPv4 header of
+// the frame at base (0xffff when its checksum is right).
+func (e *emitter) ipSum(base, tmp asm.Register) {
+	e.add(asm.Mov.Imm(asm.R0, 0))
+	for w := int16(0); w < ipLen; w += 4 {
+		e.add(asm.LoadMem(tmp, base, offIP+w, asm.Word), asm.Add.Reg(asm.R0, tmp))
+	}
+	e.fold(asm.R0, tmp)
+}
+
 // emitReplyPath appends fnFinish, fnTx and fnCsum (fnSipHash separately).
 func emitReplyPath(e *emitter, l layout, node uint32) {
 	emitFinish(e, l, node)
@@ -99,17 +109,9 @@ func emitFinish(e *emitter, l layout, node uint32) {
 		asm.StoreMem(asm.R7, rep+28, asm.R1, asm.Word),
 		asm.StoreMem(asm.R7, rep+32, asm.R8, asm.Word),
 		asm.StoreMem(asm.R7, rep+36, asm.R4, asm.Word),
-		// tag
-		asm.Mov.Reg(asm.R1, asm.R7),
-		asm.Add.Imm(asm.R1, metaKey),
-		asm.Mov.Reg(asm.R2, asm.R7),
-		asm.Add.Imm(asm.R2, int32(rep)),
-		asm.Mov.Reg(asm.R3, asm.R7),
-		asm.Add.Imm(asm.R3, int32(rep)+wire.HeaderSize),
-		asm.Mov.Reg(asm.R4, asm.R8),
-		asm.Mov.Reg(asm.R5, asm.R7),
-		asm.Add.Imm(asm.R5, int32(rep)+macFields),
-		asm.Call.Label(fnSipHash),
+	)
+	e.callSipHash(int32(rep), asm.R8, int32(rep)+macFields)
+	e.add(
 		// r8 = the datagram's length
 		asm.LoadMem(asm.R8, asm.R10, nSlot, asm.DWord),
 		asm.Add.Imm(asm.R8, wire.HeaderSize),
@@ -217,12 +219,8 @@ func emitTx(e *emitter) {
 		asm.StoreMem(asm.R9, ip+2, asm.R1, asm.Half),
 		asm.StoreImm(asm.R9, ip+8, replyTTL, asm.Byte),
 		asm.StoreImm(asm.R9, ip+10, 0, asm.Half),
-		asm.Mov.Imm(asm.R0, 0),
 	)
-	for w := int16(0); w < ipLen; w += 4 {
-		e.add(asm.LoadMem(asm.R1, asm.R9, ip+w, asm.Word), asm.Add.Reg(asm.R0, asm.R1))
-	}
-	e.fold(asm.R0, asm.R1)
+	e.ipSum(asm.R9, asm.R1)
 	e.add(
 		asm.Xor.Imm(asm.R0, 0xffff),
 		asm.StoreMem(asm.R9, ip+10, asm.R0, asm.Half),

@@ -1,6 +1,10 @@
 package xdp
 
-import "github.com/cilium/ebpf/asm"
+import (
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/naam-project/naam/nicrt/wire"
+)
 
 // fnSipHash is the subprogram that computes a packet's tag: SipHash-2-4
 // with 128-bit output (spec/wire.md, Authentication), as nicrt/wire's
@@ -120,29 +124,44 @@ func emitSipHash(e *emitter) {
 	// finalisation when it reaches it from another loop exit.
 	e.add(asm.Ja.Label(final))
 	e.label(final)
-	e.add(asm.Xor.Imm(sv2, 0xee))
-	for range 4 {
-		sipRound(e)
+	// The two words of the tag: v2 ^= 0xee, 4 rounds, the first; v1 ^=
+	// 0xdd, 4 rounds, the second.
+	for half, v := range []struct {
+		reg asm.Register
+		xor int32
+	}{{sv2, 0xee}, {sv1, 0xdd}} {
+		e.add(asm.Xor.Imm(v.reg, v.xor))
+		for range 4 {
+			sipRound(e)
+		}
+		e.add(
+			asm.LoadMem(asm.R5, asm.R10, outSlot, asm.DWord),
+			asm.Mov.Reg(sipM, sv0),
+			asm.Xor.Reg(sipM, sv1),
+			asm.Xor.Reg(sipM, sv2),
+			asm.Xor.Reg(sipM, sv3),
+			asm.StoreMem(asm.R5, int16(8*half), sipM, asm.DWord),
+		)
 	}
 	e.add(
-		asm.LoadMem(asm.R5, asm.R10, outSlot, asm.DWord),
-		asm.Mov.Reg(sipM, sv0),
-		asm.Xor.Reg(sipM, sv1),
-		asm.Xor.Reg(sipM, sv2),
-		asm.Xor.Reg(sipM, sv3),
-		asm.StoreMem(asm.R5, 0, sipM, asm.DWord),
-		asm.Xor.Imm(sv1, 0xdd),
-	)
-	for range 4 {
-		sipRound(e)
-	}
-	e.add(
-		asm.LoadMem(asm.R5, asm.R10, outSlot, asm.DWord),
-		asm.Mov.Reg(sipM, sv0),
-		asm.Xor.Reg(sipM, sv1),
-		asm.Xor.Reg(sipM, sv2),
-		asm.Xor.Reg(sipM, sv3),
-		asm.StoreMem(asm.R5, 8, sipM, asm.DWord),
 		asm.Return(),
+	)
+}
+
+// callSipHash emits the call of fnSipHash over a datagram in the scratch
+// (r7): the header at hdr, the payload right after it, n bytes of it in
+// reg n, the tag to out.
+func (e *emitter) callSipHash(hdr int32, n asm.Register, out int32) {
+	e.add(
+		asm.Mov.Reg(asm.R4, n),
+		asm.Mov.Reg(asm.R1, asm.R7),
+		asm.Add.Imm(asm.R1, metaKey),
+		asm.Mov.Reg(asm.R2, asm.R7),
+		asm.Add.Imm(asm.R2, hdr),
+		asm.Mov.Reg(asm.R3, asm.R7),
+		asm.Add.Imm(asm.R3, hdr+wire.HeaderSize),
+		asm.Mov.Reg(asm.R5, asm.R7),
+		asm.Add.Imm(asm.R5, out),
+		asm.Call.Label(fnSipHash),
 	)
 }

@@ -4,13 +4,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
-	"github.com/cilium/ebpf/link"
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/nicrt/wire"
@@ -36,7 +36,7 @@ type Tier struct {
 	credits   uint16
 	clockBase uint64
 	disp      *ebpf.Program
-	link      link.Link
+	link      io.Closer
 	progs     []*ebpf.Program // by naam_progs index; nil: free
 	handlers  map[uint32]*served
 	regions   map[uint32]verbRegion
@@ -503,11 +503,7 @@ func (t *Tier) Attach(ifindex int, generic bool) error {
 	if t.link != nil {
 		return errors.New("xdp: already attached")
 	}
-	flags := link.XDPDriverMode
-	if generic {
-		flags = link.XDPGenericMode
-	}
-	l, err := link.AttachXDP(link.XDPOptions{Program: t.disp, Interface: ifindex, Flags: flags})
+	l, err := attachXDP(t.disp, ifindex, generic)
 	if err != nil {
 		return fmt.Errorf("xdp: attach to interface %d: %w", ifindex, err)
 	}
