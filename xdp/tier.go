@@ -536,18 +536,6 @@ func (t *Tier) Run(frame []byte) (action int, out []byte, err error) {
 	return int(ret), opts.DataOut, nil
 }
 
-// Bench runs the dispatcher repeat times on frame in one
-// BPF_PROG_TEST_RUN and returns the kernel's time per run. The maps keep
-// what every run changed: a request is claimed by the first run and
-// answered from the cache by the others.
-func (t *Tier) Bench(frame []byte, repeat int) (time.Duration, int, error) {
-	ret, d, err := t.disp.Benchmark(frame, repeat, nil)
-	if err != nil {
-		return 0, 0, fmt.Errorf("xdp: benchmark: %w", err)
-	}
-	return d, int(ret), nil
-}
-
 // Counter is one of the tier's counters (spec/xdp.md, Counters).
 type Counter struct {
 	Name  string

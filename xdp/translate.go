@@ -172,6 +172,13 @@ func translate(insns asm.Instructions, entry int, prefix string) (*translation, 
 			case jump && op == bytecode.OpCall:
 				emitted = helperCall(uint32(orig.Constant))
 			case jump && op != bytecode.OpExit:
+				// cilium/ebpf resolves a reference only where the offset is
+				// -1 (gotol: the constant): the code around may have grown.
+				if op == bytecode.OpJa32 {
+					out.Constant = -1
+				} else {
+					out.Offset = -1
+				}
 				emitted = []asm.Instruction{out.WithReference(label(jumpTarget(orig, s)))}
 			default:
 				emitted = []asm.Instruction{out}
