@@ -10,17 +10,26 @@ import (
 )
 
 // jumpSource exercises what the translation must get right beyond
-// copying: a helper that grows into four instructions before jumps that
-// cross it (jeq and gotol), a local call, a region's lddw. (Code that no
+// copying: a helper call that grows into four instructions, with a gotol
+// over it and a conditional jump back across it, a local call, a region's
+// lddw. (Code that no
 // path of this handler reaches, another handler's, is left out: the
 // corpus's objects of several handlers cover it.)
 const jumpSource = `
 	mov %r7, %r1
+	mov %r8, 0
+	ja32 first
+second:
 	call 3
 	mov %r6, %r0
 	mov %r0, 1
 	jeq %r6, 0, zero
-	ja32 body
+	ja body
+first:
+	mov %r8, 1
+	jeq %r8, 1, second
+	mov %r0, 77
+	exit
 zero:
 	mov %r0, 3
 	exit
