@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -36,19 +38,25 @@ func reportLatencies(b *testing.B, lat []time.Duration) {
 // answering a null handler (am: nicrt.Serve, the tier detached) and the
 // XDP tier answering it in native mode (am-xdp), with the same client:
 // round trips one at a time (p50, p99), and throughput with 4 callers of
-// 32 calls in flight each (nicrt.Client.Go) and with one raw caller of 64
-// in flight (batched). Root only.
+// 32 calls in flight each (nicrt.Client.Go) and with one or two raw
+// callers of 64 in flight each (batched, batched2). Root only.
 func BenchmarkVeth(b *testing.B) {
 	n := newVethNodeNoSocket(b, Config{})
+	// veth runs a device's receive path (and so the XDP program) in the
+	// softirq of the CPU that sent the frame: the caller's.
+	// NAAM_VETH_THREADED=1 gives the node's end threaded NAPI, a kernel
+	// thread of its own, as a NIC's queue has its own CPU: a wake-up more
+	// per frame, but the node's work off the caller's CPU. (The device has
+	// NAPI only while an XDP program is attached; the setting stays when
+	// it is attached again.)
+	if os.Getenv("NAAM_VETH_THREADED") == "1" {
+		threaded := "/sys/class/net/" + n.pair.Dev[0] + "/threaded"
+		if out, err := n.pair.Exec(0, "sh", "-c", "echo 1 > "+threaded+" && cat "+threaded); err != nil || strings.TrimSpace(string(out)) != "1" {
+			b.Fatalf("threaded NAPI on the node's veth end: %v: %s", err, out)
+		}
+	}
 	if err := n.tier.Detach(); err != nil {
 		b.Fatal(err)
-	}
-	// veth runs a device's receive path (and so the XDP program) in the
-	// softirq of the CPU that sent the frame: the caller's. Threaded NAPI
-	// gives the node's end a kernel thread of its own, as a NIC's queue
-	// has its own CPU.
-	if out, err := n.pair.Exec(0, "sh", "-c", "echo 1 > /sys/class/net/"+n.pair.Dev[0]+"/threaded"); err != nil {
-		b.Logf("threaded NAPI on the node's veth end: %v: %s", err, out)
 	}
 	// The plain echo, on another port of the same address.
 	echoAddr := netip.AddrPortFrom(n.pair.Addr[0], vethPort+1)
@@ -187,82 +195,113 @@ func BenchmarkVeth(b *testing.B) {
 			b.Logf("%d of %d calls failed", failed.Load(), done.Load())
 		}
 	}
-	// batched is a raw caller: it seals its own requests and keeps window
-	// of them in flight with sendmmsg/recvmmsg, opening every reply, so
-	// that the caller's own cost weighs less than nicrt.Client's.
-	batched := func(b *testing.B) {
-		const window = 64
-		var conn *transport.UDPConn
-		if err := n.pair.Run(1, func() error {
-			var err error
-			conn, err = transport.ListenUDP(transport.UDPConfig{Addr: netip.AddrPortFrom(n.pair.Addr[1], 0), ReadBuffer: 4 << 20, WriteBuffer: 4 << 20})
-			return err
-		}); err != nil {
-			b.Fatal(err)
-		}
-		defer conn.Close()
-		codec := testCodec(b)
-		nextNode++
-		src := nextNode
-		id := uint64(time.Now().UnixNano())
-		reqs := make([]transport.Packet, window)
-		reps := make([]transport.Packet, window)
-		for i := range reps {
-			reps[i].Buf = make([]byte, 2048)
-			reqs[i].Buf = make([]byte, 0, 2048)
-		}
-		seal := func(ps []transport.Packet) {
-			for i := range ps {
-				id++
-				h := wire.Header{Type: wire.TypeRequest, Tenant: testTenant, Handler: null, RequestID: id, Src: src, Dst: 100}
-				buf, err := codec.Encode(ps[i].Buf[:0], &h, payload)
-				if err != nil {
+	// batched runs raw callers: each seals its own requests and keeps a
+	// window of them in flight with sendmmsg/recvmmsg, opening every
+	// reply, so that the callers' own cost weighs less than
+	// nicrt.Client's.
+	batched := func(callers int) func(b *testing.B) {
+		return func(b *testing.B) {
+			const window = 64
+			conns := make([]*transport.UDPConn, callers)
+			for i := range conns {
+				if err := n.pair.Run(1, func() error {
+					var err error
+					conns[i], err = transport.ListenUDP(transport.UDPConfig{Addr: netip.AddrPortFrom(n.pair.Addr[1], 0), ReadBuffer: 4 << 20, WriteBuffer: 4 << 20})
+					return err
+				}); err != nil {
 					b.Fatal(err)
 				}
-				ps[i].Buf, ps[i].N, ps[i].Addr = buf, len(buf), n.addr
+				defer conns[i].Close()
 			}
+			per := b.N/callers + 1
+			b.ResetTimer()
+			start := time.Now()
+			var wg sync.WaitGroup
+			var total atomic.Int64
+			for _, conn := range conns {
+				nextNode++
+				src := nextNode
+				wg.Go(func() {
+					done, err := batchedCaller(conn, testCodec(b), src, null, n.addr, payload, window, per)
+					total.Add(int64(done))
+					if err != nil {
+						b.Error(err)
+					}
+				})
+			}
+			wg.Wait()
+			b.ReportMetric(float64(total.Load())/time.Since(start).Seconds(), "calls/s")
 		}
-		b.ResetTimer()
-		start := time.Now()
-		seal(reqs)
-		if _, err := conn.WriteBatch(reqs); err != nil {
-			b.Fatal(err)
-		}
-		outstanding, done := window, 0
-		for done < b.N {
-			conn.SetReadDeadline(time.Now().Add(time.Second))
-			k, err := conn.ReadBatch(reps)
-			if err != nil {
-				b.Fatalf("after %d replies with %d outstanding: %v", done, outstanding, err)
-			}
-			for i := range k {
-				if _, err := codec.Decode(reps[i].Payload()); err != nil {
-					b.Fatal(err)
-				}
-			}
-			done += k
-			outstanding -= k
-			more := min(k, b.N-done-outstanding)
-			if more > 0 {
-				seal(reqs[:more])
-				if _, err := conn.WriteBatch(reqs[:more]); err != nil {
-					b.Fatal(err)
-				}
-				outstanding += more
-			}
-		}
-		b.ReportMetric(float64(done)/time.Since(start).Seconds(), "calls/s")
 	}
 	b.Run("roundtrip/am", roundTrip)
 	b.Run("throughput/am", throughput)
-	b.Run("batched/am", batched)
+	b.Run("batched/am", batched(1))
+	b.Run("batched2/am", batched(2))
 	if err := n.attach(); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("roundtrip/am-xdp", roundTrip)
 	b.Run("throughput/am-xdp", throughput)
-	b.Run("batched/am-xdp", batched)
+	b.Run("batched/am-xdp", batched(1))
+	b.Run("batched2/am-xdp", batched(2))
 	s := srv.Stats()
 	b.Logf("user-space node: %d requests; tier: %d runs, %d passed up (%v)", s.Requests, counterOf(b, n.tier, "runs"),
 		counterOf(b, n.tier, "pass.not_naam")+counterOf(b, n.tier, "pass.handler"), fmt.Sprint(nonzero(must(n.tier.Counters()))))
+}
+
+// batchedCaller keeps window requests of src to handler in flight until
+// count replies came back, each opened with codec; it returns how many
+// did.
+func batchedCaller(conn *transport.UDPConn, codec *wire.Codec, src, handler uint32, to netip.AddrPort, payload []byte, window, count int) (int, error) {
+	id := uint64(time.Now().UnixNano())
+	reqs := make([]transport.Packet, window)
+	reps := make([]transport.Packet, window)
+	for i := range reps {
+		reps[i].Buf = make([]byte, 2048)
+		reqs[i].Buf = make([]byte, 0, 2048)
+	}
+	seal := func(ps []transport.Packet) error {
+		for i := range ps {
+			id++
+			h := wire.Header{Type: wire.TypeRequest, Tenant: testTenant, Handler: handler, RequestID: id, Src: src, Dst: 100}
+			buf, err := codec.Encode(ps[i].Buf[:0], &h, payload)
+			if err != nil {
+				return err
+			}
+			ps[i].Buf, ps[i].N, ps[i].Addr = buf, len(buf), to
+		}
+		return nil
+	}
+	first := min(window, count)
+	if err := seal(reqs[:first]); err != nil {
+		return 0, err
+	}
+	if _, err := conn.WriteBatch(reqs[:first]); err != nil {
+		return 0, err
+	}
+	outstanding, done := first, 0
+	for done < count {
+		conn.SetReadDeadline(time.Now().Add(time.Second))
+		k, err := conn.ReadBatch(reps)
+		if err != nil {
+			return done, fmt.Errorf("after %d replies with %d outstanding: %w", done, outstanding, err)
+		}
+		for i := range k {
+			if _, err := codec.Decode(reps[i].Payload()); err != nil {
+				return done, err
+			}
+		}
+		done += k
+		outstanding -= k
+		if more := min(k, count-done-outstanding); more > 0 {
+			if err := seal(reqs[:more]); err != nil {
+				return done, err
+			}
+			if _, err := conn.WriteBatch(reqs[:more]); err != nil {
+				return done, err
+			}
+			outstanding += more
+		}
+	}
+	return done, nil
 }
