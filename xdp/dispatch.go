@@ -283,7 +283,7 @@ func dispatcher(l layout, c Config) (asm.Instructions, error) {
 		asm.Add.Imm(asm.R8, peerSlots), // r8 = the slot
 	)
 	for range claimTries {
-		topOK, retry := e.fresh("top_ok"), e.fresh("retry")
+		topOK := e.fresh("top_ok")
 		e.add(
 			asm.LoadMem(asm.R2, asm.R10, peerSlot, asm.DWord),
 			asm.LoadMem(asm.R1, asm.R2, peerTop, asm.DWord),
@@ -304,8 +304,6 @@ func dispatcher(l layout, c Config) (asm.Instructions, error) {
 			atomicInsn(asm.CmpXchg, asm.R8, asm.R1, asm.DWord, slotID),
 			asm.JEq.Reg(asm.R0, asm.R2, claimed),
 		)
-		e.label(retry)
-		e.add(asm.Mov.Reg(asm.R0, asm.R0))
 	}
 	e.add(asm.Ja.Label(dropTo(ctrDropContended)))
 

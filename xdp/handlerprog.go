@@ -25,13 +25,14 @@ const ctxSlot = -bytecode.CtxSize
 // the reply.
 type programBody func(e *emitter)
 
-// handlerProgram returns a handler program's instructions. verb selects
+// handlerProgram returns the instructions of the program of handler id
+// (a verb's id for a verb program). verb selects
 // how r0 is read: a verb's negative values at or below -2^31 are runtime
 // statuses (spec/nic.md), a handler's are faults. subprograms are emitted
 // after the reply path.
-func handlerProgram(l layout, node uint32, replySize int, verb bool, body programBody, subprograms func(e *emitter)) (asm.Instructions, error) {
+func handlerProgram(l layout, node, id uint32, replySize int, verb bool, body programBody, subprograms func(e *emitter)) (asm.Instructions, error) {
 	e := newEmitter("h")
-	drop, neg, fault, finish := e.fresh("drop"), e.fresh("neg"), e.fresh("fault"), e.fresh("finish")
+	drop, neg, fault, finish, gone := e.fresh("drop"), e.fresh("neg"), e.fresh("fault"), e.fresh("finish"), e.fresh("gone")
 	req := int32(scrReq + wire.HeaderSize)
 	rep := int32(l.scrRep + wire.HeaderSize)
 	e.add(
@@ -41,6 +42,11 @@ func handlerProgram(l layout, node uint32, replySize int, verb bool, body progra
 	e.lookup(mapScratch, asm.R1, ctxSlot-8, drop)
 	e.add(
 		asm.Mov.Reg(asm.R7, asm.R0),
+		// The request must be for this program's handler: a program slot
+		// freed by an uninstall and taken by another handler between the
+		// dispatcher's lookup and its tail call must not run it.
+		asm.LoadMem(asm.R1, asm.R7, metaHandler, asm.Word),
+		asm.JNE.Imm(asm.R1, u32imm(id), gone),
 		asm.LoadMem(asm.R1, asm.R7, metaPlen, asm.Word),
 		asm.JGT.Imm(asm.R1, int32(l.maxPayload), drop),
 		asm.Mov.Reg(asm.R2, asm.R7),
@@ -106,6 +112,17 @@ func handlerProgram(l layout, node uint32, replySize int, verb bool, body progra
 	e.label(finish)
 	e.add(
 		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.Mov.Reg(asm.R5, asm.R7),
+		asm.Call.Label(fnFinish),
+		asm.Return(),
+	)
+	e.label(gone)
+	e.count(ctrUnknownHandler, asm.R1)
+	e.add(
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.Mov.Imm(asm.R2, 0),
+		asm.Mov.Imm(asm.R3, int32(wire.TypeErrorReply)),
+		asm.Mov.Imm32(asm.R4, u32imm(uint32(wire.StatusRuntime)+statusUnknownHandler)),
 		asm.Mov.Reg(asm.R5, asm.R7),
 		asm.Call.Label(fnFinish),
 		asm.Return(),

@@ -131,3 +131,38 @@ func TestPeersFull(t *testing.T) {
 		t.Fatalf("second peer with one state: action %d, counters %v", act, nonzero(must(p.tier.Counters())))
 	}
 }
+
+// TestProgramSlotReused: a request whose handler's program slot holds
+// another handler's program by the time of the tail call (an uninstall
+// and an install raced the dispatcher) is answered unknown handler; the
+// other handler does not run.
+func TestProgramSlotReused(t *testing.T) {
+	tier := newTestTier(t, Config{})
+	obj, rep := compile(t, "inc.naam", incSource)
+	for _, id := range []uint32{16, 17} {
+		if err := tier.Install(HandlerSpec{ID: id, Tenant: testTenant, Object: obj, Report: rep, ReplySize: 8}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Handler 16's entry now names handler 17's program.
+	if err := tier.putHandler(16, testTenant, tier.handlers[17].prog, kindHandler); err != nil {
+		t.Fatal(err)
+	}
+	codec := testCodec(t)
+	h := wire.Header{Type: wire.TypeRequest, Tenant: testTenant, Handler: 16, RequestID: 1, Src: testClient, Dst: testNode}
+	req, err := codec.Encode(nil, &h, u64(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	act, out, err := tier.Run(frameOf(req))
+	if err != nil || act != xdpTx {
+		t.Fatalf("action %d, %v", act, err)
+	}
+	p, err := codec.Decode(datagramOf(t, out))
+	if err != nil || p.Type != wire.TypeErrorReply || p.Status != wire.StatusRuntime+statusUnknownHandler || p.Handler != 16 {
+		t.Fatalf("reply %v, %v; want unknown handler", &p.Header, err)
+	}
+	if counterOf(t, tier, "unknown_handler") != 1 || counterOf(t, tier, "runs") != 0 {
+		t.Fatalf("counters %v", nonzero(must(tier.Counters())))
+	}
+}

@@ -290,7 +290,7 @@ func (t *Tier) loadVerbs() error {
 		maps[regions[i].mapName] = t.regionMem[id].m
 	}
 	for v := verbRead; v <= verbFetchAdd; v++ {
-		insns, err := handlerProgram(t.l, t.cfg.Node, t.cfg.MaxReply, true, verbBody(v, regions, t.l), nil)
+		insns, err := handlerProgram(t.l, t.cfg.Node, uint32(v), t.cfg.MaxReply, true, verbBody(v, regions, t.l), nil)
 		if err != nil {
 			return err
 		}
@@ -439,7 +439,7 @@ func (t *Tier) Install(h HandlerSpec) error {
 	if slot < 0 {
 		return notServed("%d handlers are served here, the most Config.MaxHandlers allows", len(t.handlers))
 	}
-	prog, err := handlerProgram(t.l, t.cfg.Node, h.ReplySize, false, callHandler(tr), handlerSubprograms(tr))
+	prog, err := handlerProgram(t.l, t.cfg.Node, h.ID, h.ReplySize, false, callHandler(tr), handlerSubprograms(tr))
 	if err != nil {
 		return err
 	}

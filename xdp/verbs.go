@@ -35,10 +35,8 @@ func verbBody(verb int, regions []verbRegion, l layout) programBody {
 		req := int16(scrReq + wire.HeaderSize)
 		rep := int32(l.scrRep + wire.HeaderSize)
 		out := e.fresh("verb_out")
-		fail := func(st int) string {
-			lbl := e.fresh(fmt.Sprintf("verb_st%d", st))
-			return lbl
-		}
+		// failTo is the label that returns runtime status st, emitted at
+		// the end for the statuses used.
 		type failure struct {
 			label string
 			st    int
@@ -50,9 +48,8 @@ func verbBody(verb int, regions []verbRegion, l layout) programBody {
 					return f.label
 				}
 			}
-			f := failure{fail(st), st}
-			fails = append(fails, f)
-			return f.label
+			fails = append(fails, failure{e.fresh(fmt.Sprintf("verb_st%d", st)), st})
+			return fails[len(fails)-1].label
 		}
 		bad := failTo(statusBadRequest)
 		// r8 = payload length, r2 = the length field.
