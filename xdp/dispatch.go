@@ -339,18 +339,8 @@ func dispatcher(l layout, c Config) (asm.Instructions, error) {
 		asm.LoadMem(asm.R3, asm.R7, metaProg, asm.Word),
 		asm.FnTailCall.Call(),
 	)
-	// The program is gone (uninstalled since the lookup): answer as the
-	// node answers an id it no longer knows.
-	e.count(ctrUnknownHandler, asm.R1)
-	e.add(
-		asm.Mov.Reg(asm.R1, asm.R6),
-		asm.Mov.Imm(asm.R2, 0),
-		asm.Mov.Imm(asm.R3, int32(wire.TypeErrorReply)),
-		asm.Mov.Imm32(asm.R4, u32imm(uint32(wire.StatusRuntime)+statusUnknownHandler)),
-		asm.Mov.Reg(asm.R5, asm.R7),
-		asm.Call.Label(fnFinish),
-		asm.Return(),
-	)
+	// The program is gone (uninstalled since the lookup).
+	e.unknownHandler()
 
 	// A duplicate: resend the cached datagram, or say why not.
 	e.label(dup)

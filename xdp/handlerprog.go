@@ -117,16 +117,7 @@ func handlerProgram(l layout, node, id uint32, replySize int, verb bool, body pr
 		asm.Return(),
 	)
 	e.label(gone)
-	e.count(ctrUnknownHandler, asm.R1)
-	e.add(
-		asm.Mov.Reg(asm.R1, asm.R6),
-		asm.Mov.Imm(asm.R2, 0),
-		asm.Mov.Imm(asm.R3, int32(wire.TypeErrorReply)),
-		asm.Mov.Imm32(asm.R4, u32imm(uint32(wire.StatusRuntime)+statusUnknownHandler)),
-		asm.Mov.Reg(asm.R5, asm.R7),
-		asm.Call.Label(fnFinish),
-		asm.Return(),
-	)
+	e.unknownHandler()
 	e.label(drop)
 	e.add(asm.Mov.Imm(asm.R0, xdpDrop), asm.Return())
 	emitReplyPath(e, l, node)

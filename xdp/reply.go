@@ -59,6 +59,23 @@ func (e *emitter) fold(r, tmp asm.Register) {
 	}
 }
 
+// unknownHandler emits the answer to a claimed request whose handler is
+// no longer here, as the node answers an id it does not know: an error
+// reply with the runtime status unknown handler, sealed, cached and sent.
+// r6 holds the XDP context, r7 the scratch.
+func (e *emitter) unknownHandler() {
+	e.count(ctrUnknownHandler, asm.R1)
+	e.add(
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.Mov.Imm(asm.R2, 0),
+		asm.Mov.Imm(asm.R3, int32(wire.TypeErrorReply)),
+		asm.Mov.Imm32(asm.R4, u32imm(uint32(wire.StatusRuntime)+statusUnknownHandler)),
+		asm.Mov.Reg(asm.R5, asm.R7),
+		asm.Call.Label(fnFinish),
+		asm.Return(),
+	)
+}
+
 // ipSum emits r0 = the folded one's complement sum of the IPv4 header of
 // the frame at base (0xffff when its checksum is right).
 func (e *emitter) ipSum(base, tmp asm.Register) {
