@@ -131,7 +131,7 @@ exit`, "", ""},
 		{"context is read-only", "stdw [%r1+32], 0\nmov %r0, 0\nexit", CodeReadOnly, "context"},
 		{"context field must be whole", "ldxw %r0, [%r1+32]\nexit", CodeContextAccess, "whole 8-byte fields"},
 		{"context scalar field", "ldxdw %r0, [%r1+40]\nexit", "", ""},
-		{"context pointer with a variable offset", "ldxdw %r2, [%r1+32]\nand %r2, 8\nadd %r1, %r2\nldxdw %r0, [%r1]\nexit", CodePointerArith, "variable offset into the context"},
+		{"context pointer with a variable offset", "ldxdw %r2, [%r1+32]\nand %r2, 8\nadd %r1, %r2\nldxdw %r0, [%r1]\nexit", CodePointerArith, "arithmetic on the context pointer"},
 		{"pointer leak into the reply", `
 ldxdw %r2, [%r1+16]
 ldxdw %r3, [%r1+24]

@@ -22,11 +22,20 @@ const (
 
 // frame is one stack frame: its bytes, its spilled registers, and what the
 // call that created it saved of the caller.
+//
+// States share frames: a frame a state holds may be read by others, so it
+// is changed only through state.frameW, which copies it first unless the
+// state owns it alone.
 type frame struct {
 	bytes  [stackSize]byteState
 	spills [stackSize / 8]value
 	saved  [4]value // the caller's r6–r9
 	depth  int      // deepest byte ever accessed, from the frame pointer
+	// callerWrote is the caller's state.wrote at the call.
+	callerWrote uint8
+	// refs counts the held states (block states, pending returns) that
+	// hold the frame, for the memory accounting.
+	refs int32
 }
 
 // state is the abstract machine state at one program point of one call
@@ -34,78 +43,124 @@ type frame struct {
 type state struct {
 	regs   [11]value
 	frames []*frame // frames[0] is the entry's; the last is the current one
+	// own has bit i set when frames[i] belongs to this state alone.
+	own uint8
+	// wrote has bit i set when frame i, below the current one, may have
+	// been written since the current function was entered: a shared call
+	// context gives its callers back their own copies of the frames it
+	// did not write (spec/verifier.md, Local calls).
+	wrote uint8
 }
 
+// clone copies s; the two share every frame until one of them writes it.
 func (s *state) clone() *state {
-	out := &state{regs: s.regs, frames: make([]*frame, len(s.frames))}
-	for i, f := range s.frames {
-		c := *f
-		out.frames[i] = &c
-	}
+	out := &state{regs: s.regs, frames: make([]*frame, len(s.frames)), wrote: s.wrote}
+	copy(out.frames, s.frames)
+	s.own = 0
 	return out
+}
+
+// frameW returns frame i for changing, copying it first if it is shared.
+func (s *state) frameW(i int) *frame {
+	if s.own&(1<<i) == 0 {
+		f := *s.frames[i]
+		f.refs = 0
+		s.frames[i] = &f
+		s.own |= 1 << i
+	}
+	return s.frames[i]
+}
+
+// writeFrame is frameW for a store by the program: it also records a
+// write below the current frame in wrote.
+func (s *state) writeFrame(i int) *frame {
+	if i < len(s.frames)-1 {
+		s.wrote |= 1 << i
+	}
+	return s.frameW(i)
 }
 
 func (s *state) cur() *frame { return s.frames[len(s.frames)-1] }
 
 // join merges o into a copy of s; with widen, numeric parts are widened.
-func (s *state) join(o *state, merge int32, widen bool, thresholds []uint64) *state {
-	out := s.clone()
+// Frames the two share, or that the join leaves as s had them, stay
+// shared.
+func (s *state) join(o *state, merge int32, widen bool, th scalar.Thresholds) *state {
+	out := &state{frames: make([]*frame, len(s.frames)), wrote: s.wrote | o.wrote}
 	for i := range out.regs {
 		if widen {
-			out.regs[i] = s.regs[i].widen(o.regs[i], merge, thresholds)
+			out.regs[i] = s.regs[i].widen(o.regs[i], merge, th)
 		} else {
 			out.regs[i] = s.regs[i].join(o.regs[i], merge)
 		}
 	}
-	for fi, f := range out.frames {
+	for fi, f := range s.frames {
 		g := o.frames[fi]
-		for slot := 0; slot < stackSize/8; slot++ {
-			// A pointer spill met by anything but a spill: its bytes may
-			// hold address bits on one path, so they can be read on none.
-			aSpill, bSpilled := f.bytes[slot*8] == bSpill, g.bytes[slot*8] == bSpill
-			aPtr := aSpill && f.spills[slot].kind.isPointer()
-			bPtr := bSpilled && g.spills[slot].kind.isPointer()
-			for i := slot * 8; i < slot*8+8; i++ {
-				x, y := f.bytes[i], g.bytes[i]
-				if (aPtr || bPtr) && !(aSpill && bSpilled) {
-					if aPtr {
-						x = bTaint
-					}
-					if bPtr {
-						y = bTaint
-					}
-				}
-				f.bytes[i] = joinByte(x, y)
-			}
+		if f == g {
+			out.frames[fi] = f
+			continue
 		}
-		for slot := range f.spills {
-			if f.bytes[slot*8] != bSpill {
-				f.spills[slot] = value{}
-				continue
-			}
-			a, b := f.spills[slot], g.spills[slot]
-			var v value
-			if widen {
-				v = a.widen(b, merge, thresholds)
-			} else {
-				v = a.join(b, merge)
-			}
-			if v.kind == kConflict || v.kind == kUninit {
-				// A pointer on one path, something else on the other: the
-				// bytes can be read as neither.
-				for i := slot * 8; i < slot*8+8; i++ {
-					f.bytes[i] = bTaint
-				}
-				v = value{}
-			}
-			f.spills[slot] = v
+		if nf := f.join(g, merge, widen, th); nf.equal(f) {
+			out.frames[fi] = f
+		} else {
+			out.frames[fi] = nf
+			out.own |= 1 << fi
 		}
-		for i := range f.saved {
-			f.saved[i] = f.saved[i].join(g.saved[i], merge)
-		}
-		f.depth = max(f.depth, g.depth)
 	}
 	return out
+}
+
+// join is the frame of s's join with o's for frames f and g.
+func (f *frame) join(g *frame, merge int32, widen bool, th scalar.Thresholds) *frame {
+	nf := *f
+	nf.refs = 0
+	for slot := 0; slot < stackSize/8; slot++ {
+		// A pointer spill met by anything but a spill: its bytes may
+		// hold address bits on one path, so they can be read on none.
+		aSpill, bSpilled := f.bytes[slot*8] == bSpill, g.bytes[slot*8] == bSpill
+		aPtr := aSpill && f.spills[slot].kind.isPointer()
+		bPtr := bSpilled && g.spills[slot].kind.isPointer()
+		for i := slot * 8; i < slot*8+8; i++ {
+			x, y := f.bytes[i], g.bytes[i]
+			if (aPtr || bPtr) && !(aSpill && bSpilled) {
+				if aPtr {
+					x = bTaint
+				}
+				if bPtr {
+					y = bTaint
+				}
+			}
+			nf.bytes[i] = joinByte(x, y)
+		}
+	}
+	for slot := range nf.spills {
+		if nf.bytes[slot*8] != bSpill {
+			nf.spills[slot] = value{}
+			continue
+		}
+		a, b := f.spills[slot], g.spills[slot]
+		var v value
+		if widen {
+			v = a.widen(b, merge, th)
+		} else {
+			v = a.join(b, merge)
+		}
+		if v.kind == kConflict || v.kind == kUninit {
+			// A pointer on one path, something else on the other: the
+			// bytes can be read as neither.
+			for i := slot * 8; i < slot*8+8; i++ {
+				nf.bytes[i] = bTaint
+			}
+			v = value{}
+		}
+		nf.spills[slot] = v
+	}
+	for i := range nf.saved {
+		nf.saved[i] = f.saved[i].join(g.saved[i], merge)
+	}
+	nf.depth = max(f.depth, g.depth)
+	nf.callerWrote = f.callerWrote | g.callerWrote
+	return &nf
 }
 
 func joinByte(a, b byteState) byteState {
@@ -123,7 +178,7 @@ func joinByte(a, b byteState) byteState {
 }
 
 func (s *state) equal(o *state) bool {
-	if len(s.frames) != len(o.frames) {
+	if len(s.frames) != len(o.frames) || s.wrote != o.wrote {
 		return false
 	}
 	for i := range s.regs {
@@ -132,19 +187,28 @@ func (s *state) equal(o *state) bool {
 		}
 	}
 	for fi, f := range s.frames {
-		g := o.frames[fi]
-		if f.bytes != g.bytes || f.depth != g.depth {
+		if !f.equal(o.frames[fi]) {
 			return false
 		}
-		for i := range f.spills {
-			if !f.spills[i].equal(g.spills[i]) {
-				return false
-			}
+	}
+	return true
+}
+
+func (f *frame) equal(g *frame) bool {
+	if f == g {
+		return true
+	}
+	if f.bytes != g.bytes || f.depth != g.depth || f.callerWrote != g.callerWrote {
+		return false
+	}
+	for i := range f.spills {
+		if !f.spills[i].equal(g.spills[i]) {
+			return false
 		}
-		for i := range f.saved {
-			if !f.saved[i].equal(g.saved[i]) {
-				return false
-			}
+	}
+	for i := range f.saved {
+		if !f.saved[i].equal(g.saved[i]) {
+			return false
 		}
 	}
 	return true

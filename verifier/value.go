@@ -149,10 +149,10 @@ func (v value) join(w value, merge int32) value {
 }
 
 // widen is join with widening of the numeric parts, for loop heads.
-func (v value) widen(next value, merge int32, thresholds []uint64) value {
+func (v value) widen(next value, merge int32, th scalar.Thresholds) value {
 	j := v.join(next, merge)
 	if j.kind == v.kind && (j.kind == kScalar || j.kind.isPointer()) {
-		j.off = v.off.Widen(j.off, thresholds)
+		j.off = v.off.Widen(j.off, th)
 	}
 	return j
 }
