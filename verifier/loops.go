@@ -112,7 +112,7 @@ func (c *checker) loopsOf(fn int) (*funcLoops, *Error) {
 		return nil, err
 	}
 	heads := map[int32]*loop{}
-	var order []int32 // heads in the order their first back edge was met
+	var order []int32          // heads in the order their first back edge was met
 	count := make([]int32, nb) // loops whose body holds the block
 	var irreducible *Error
 	var steps int64
