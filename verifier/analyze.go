@@ -3,7 +3,8 @@ package verifier
 import (
 	"container/heap"
 	"fmt"
-	"slices"
+	"math"
+	"unsafe"
 
 	"github.com/cilium/ebpf/asm"
 
@@ -13,6 +14,11 @@ import (
 
 // widenAfter is how many times a loop head is joined before widening.
 const widenAfter = 3
+
+// visitCost is what a visit of a block costs in steps besides its
+// instructions: cloning, joining and queueing states, about as much time
+// as interpreting this many instructions.
+const visitCost = 64
 
 // checker holds one verification: the program, its CFG and what the
 // analysis has found so far.
@@ -32,8 +38,7 @@ type checker struct {
 	ctxKey  map[[2]int]int // (caller context, call block) → callee context
 	shared  map[[2]int]int // (function entry block, depth) → its shared context
 	strings map[int]int    // function entry block → call-string contexts made for it
-	states  map[node]*state
-	joins   map[node]int
+	states  map[node]*nodeState
 	work    *worklist
 	bounds  map[int]uint64 // context → its worst case, once computed
 	visits  int
@@ -63,7 +68,13 @@ type context struct {
 	conts      []cont
 	contAt     map[[2]int]int // (caller context, call block) → index in conts
 	exit       *state         // the join of the states at its exits
+	// resumeQueued: exit grew since the callers last got it; a resume
+	// node, queued after every block of the context, hands it to them.
+	resumeQueued bool
 }
+
+// resumeBlock is the block of a context's resume node.
+const resumeBlock = -1
 
 // cont is a pending return of a shared context: the caller's context and
 // call block, and its state at the call.
@@ -73,6 +84,14 @@ type cont struct {
 }
 
 type node struct{ ctx, block int }
+
+// nodeState is what the analysis holds for one node: its state, how many
+// times one was joined in, and whether the node is queued.
+type nodeState struct {
+	st     *state
+	joins  int32
+	queued bool
+}
 
 func newChecker(p *program, g *cfg, funcs map[int]*function, cfg Config, m *meter) (*checker, *Error) {
 	c := &checker{p: p, g: g, funcs: funcs, cfg: cfg, m: m,
@@ -139,7 +158,12 @@ func (c *checker) thresholds(slot int) (scalar.Thresholds, *Error) {
 	if c.th != nil {
 		return *c.th, nil
 	}
-	n := 2*len(c.p.insns) + len(c.cfg.Regions) + 3
+	n := len(c.p.insns) + len(c.cfg.Regions) + 3
+	for i := range c.p.insns {
+		if k := c.p.insns[i].Constant; uint64(uint32(k)) != uint64(k) {
+			n++
+		}
+	}
 	if err := c.m.grow(0, 8*int64(n), slot); err != nil {
 		return scalar.Thresholds{}, err
 	}
@@ -155,16 +179,7 @@ func (c *checker) thresholds(slot int) (scalar.Thresholds, *Error) {
 	for _, r := range c.cfg.Regions {
 		base = append(base, r.Size)
 	}
-	slices.Sort(base)
-	base = slices.Compact(base)
-	if err := c.m.grow(0, 24*int64(len(base)), slot); err != nil {
-		return scalar.Thresholds{}, err
-	}
-	out := make([]uint64, 0, 3*len(base))
-	for _, v := range base {
-		out = append(out, v-1, v, v+1)
-	}
-	th := scalar.NewThresholds(out)
+	th := scalar.NewSpreadThresholds(base)
 	c.th = &th
 	return th, nil
 }
@@ -186,7 +201,6 @@ func (c *checker) initial() *state {
 // that a loop's body settles before what follows it.
 type worklist struct {
 	items []node
-	in    map[node]bool
 	order []int32
 }
 
@@ -196,7 +210,16 @@ func (w *worklist) Less(i, j int) bool {
 	if a.ctx != b.ctx {
 		return a.ctx < b.ctx
 	}
-	return w.order[a.block] < w.order[b.block]
+	return w.pos(a.block) < w.pos(b.block)
+}
+
+// pos is a block's place in the order; a context's resume node comes
+// after all of its blocks.
+func (w *worklist) pos(b int) int32 {
+	if b == resumeBlock {
+		return math.MaxInt32
+	}
+	return w.order[b]
 }
 func (w *worklist) Swap(i, j int) { w.items[i], w.items[j] = w.items[j], w.items[i] }
 func (w *worklist) Push(x any)    { w.items = append(w.items, x.(node)) }
@@ -249,8 +272,8 @@ func (c *checker) analyzeEntry(e Entry) (uint64, *Error) {
 	root := int(c.g.blockOf[e.Slot])
 	c.ctxs = nil
 	c.ctxKey, c.shared, c.strings = map[[2]int]int{}, map[[2]int]int{}, map[int]int{}
-	c.states, c.joins, c.bounds = map[node]*state{}, map[node]int{}, map[int]uint64{}
-	c.work = &worklist{in: map[node]bool{}, order: c.order}
+	c.states, c.bounds = map[node]*nodeState{}, map[int]uint64{}
+	c.work = &worklist{order: c.order}
 	if _, err := c.newContext(-1, -1, root, 1, false); err != nil {
 		return 0, err
 	}
@@ -259,13 +282,20 @@ func (c *checker) analyzeEntry(e Entry) (uint64, *Error) {
 	}
 	for c.work.Len() > 0 {
 		n := heap.Pop(c.work).(node)
-		delete(c.work.in, n)
+		if n.block == resumeBlock {
+			if err := c.resumeAll(c.ctxs[n.ctx]); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		ns := c.states[n]
+		ns.queued = false
 		c.visits++
 		b := c.g.blk(n.block)
-		if err := c.m.step(int64(b.insns)+1, b.start); err != nil {
+		if err := c.m.step(int64(b.insns)+visitCost, b.start); err != nil {
 			return 0, err
 		}
-		st := c.states[n].clone()
+		st := ns.st.clone()
 		if c.cfg.Log != nil {
 			fmt.Fprintf(c.cfg.Log, "ctx %d block %d (insns %d..%d): %s\n", n.ctx, n.block, b.start, b.end-1, st.regString())
 			if s := st.stackString(); s != "" {
@@ -299,21 +329,26 @@ func (c *checker) newContext(parent, site, fn, depth int, shared bool) (int, *Er
 // grew.
 func (c *checker) propagate(n node, st *state) *Error {
 	slot := c.g.blk(n.block).start
-	old, ok := c.states[n]
-	if !ok {
+	ns := c.states[n]
+	if ns == nil {
 		if err := c.hold(st, slot); err != nil {
 			return err
 		}
-		c.states[n] = st
+		ns = &nodeState{st: st}
+		c.states[n] = ns
 	} else {
-		c.joins[n]++
-		widen := c.loopHead[n.block] && c.joins[n] > widenAfter
+		old := ns.st
+		ns.joins++
+		if err := c.m.step(int64(8*len(st.frames)), slot); err != nil {
+			return err
+		}
+		widen := c.loopHead[n.block] && ns.joins > widenAfter
 		th := scalar.Thresholds{}
 		if ctx := c.ctxs[n.ctx]; ctx.shared && n.block == ctx.fn && !c.loopHead[n.block] {
 			// The entry of a shared context, joined from every call
 			// that shares it: widen straight to the limits, so that
 			// callers passing ever new constants settle at once.
-			widen = c.joins[n] > widenAfter
+			widen = ns.joins > widenAfter
 		} else if widen {
 			var err *Error
 			if th, err = c.thresholds(slot); err != nil {
@@ -328,10 +363,10 @@ func (c *checker) propagate(n node, st *state) *Error {
 			return err
 		}
 		c.release(old)
-		c.states[n] = merged
+		ns.st = merged
 	}
-	if !c.work.in[n] {
-		c.work.in[n] = true
+	if !ns.queued {
+		ns.queued = true
 		heap.Push(c.work, n)
 	}
 	return nil
@@ -431,6 +466,9 @@ func (c *checker) calleeContext(parent int, b *block) (int, *Error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := c.m.grow(0, mapEntry, b.last); err != nil {
+		return 0, err
+	}
 	c.ctxKey[key] = id
 	return id, nil
 }
@@ -444,6 +482,9 @@ func (c *checker) call(st *state, n node, b *block) *Error {
 	callee := st.clone()
 	f := &frame{callerWrote: st.wrote}
 	copy(f.saved[:], st.regs[asm.R6:asm.R10])
+	for _, v := range f.saved {
+		f.pkts = f.pkts || v.kind.packetLike()
+	}
 	callee.frames = append(callee.frames, f)
 	callee.own |= 1 << (len(callee.frames) - 1)
 	callee.wrote = 0
@@ -485,6 +526,9 @@ func (c *checker) addCont(id, caller, site int, st *state) *Error {
 		if err := c.hold(st, slot); err != nil {
 			return err
 		}
+		if err := c.m.grow(0, mapEntry+int64(unsafe.Sizeof(cont{})), slot); err != nil {
+			return err
+		}
 		i = len(ctx.conts)
 		ctx.contAt[key] = i
 		ctx.conts = append(ctx.conts, cont{ctx: caller, site: site, st: st})
@@ -497,7 +541,21 @@ func (c *checker) addCont(id, caller, site int, st *state) *Error {
 
 // resume returns from shared context ctx to one of its callers.
 func (c *checker) resume(ctx *context, k cont) *Error {
+	if err := c.m.step(visitCost, c.g.blk(k.site).last); err != nil {
+		return err
+	}
 	return c.propagate(node{k.ctx, c.g.blk(k.site).succs[0]}, c.combine(ctx.exit, k.st))
+}
+
+// resumeAll returns from shared context ctx to every caller.
+func (c *checker) resumeAll(ctx *context) *Error {
+	ctx.resumeQueued = false
+	for i := range ctx.conts {
+		if err := c.resume(ctx, ctx.conts[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // combine is the caller's state after a call that shared a context: r0
@@ -519,7 +577,7 @@ func (c *checker) combine(ex, caller *state) *state {
 		if soloNeeded(f) {
 			g := ret.frameW(fi)
 			for i := range g.spills {
-				makeSolo(&g.spills[i])
+				makeSolo(&g.spills[i].v)
 			}
 			for i := range g.saved {
 				makeSolo(&g.saved[i])
@@ -543,8 +601,11 @@ func makeSolo(v *value) {
 }
 
 func soloNeeded(f *frame) bool {
-	for _, v := range f.spills {
-		if v.kind.packetLike() && v.id != 0 && !v.solo {
+	if !f.pkts {
+		return false
+	}
+	for _, sp := range f.spills {
+		if v := sp.v; v.kind.packetLike() && v.id != 0 && !v.solo {
 			return true
 		}
 	}
@@ -578,9 +639,9 @@ func (c *checker) exit(st *state, n node, b *block) *Error {
 		return c.fail(b.last, CodePointerLeak, st, []asm.Register{asm.R0}, "a function returns a pointer into its own stack frame, which dies with it")
 	}
 	for fi := 0; fi < depth; fi++ {
-		for slot, v := range st.frames[fi].spills {
-			if st.frames[fi].bytes[slot*8] == bSpill && v.kind == kStack && int(v.frame) == depth {
-				return c.fail(b.last, CodePointerLeak, st, nil, "a pointer into the returning function's frame is left in frame %d at fp%d", fi, -stackSize+slot*8)
+		for _, sp := range st.frames[fi].spills {
+			if v := sp.v; v.kind == kStack && int(v.frame) == depth {
+				return c.fail(b.last, CodePointerLeak, st, nil, "a pointer into the returning function's frame is left in frame %d at fp%d", fi, -stackSize+int(sp.slot)*8)
 			}
 		}
 	}
@@ -621,10 +682,11 @@ func (c *checker) sharedExit(ctx *context, st *state, slot int) *Error {
 		c.release(ctx.exit)
 		ctx.exit = merged
 	}
-	for i := range ctx.conts {
-		if err := c.resume(ctx, ctx.conts[i]); err != nil {
-			return err
-		}
+	// The callers get the exit state once the context has settled, not
+	// at every exit it reaches on the way.
+	if !ctx.resumeQueued {
+		ctx.resumeQueued = true
+		heap.Push(c.work, node{ctx.id, resumeBlock})
 	}
 	return nil
 }
@@ -658,23 +720,21 @@ func (c *checker) branch(st *state, slot int, ins *asm.Instruction) (fall, taken
 		return c.pointerBranch(st, slot, regs, jop, jmp32, a, b)
 	}
 	cond := conds[jop]
-	always, never := scalar.Decide(cond, jmp32, a.off, b.off)
-	if !never {
-		if a2, b2, ok := scalar.Refine(cond, jmp32, a.off, b.off, true); ok {
-			taken = st.clone()
-			taken.regs[ins.Dst].off = a2
-			if reg {
-				taken.regs[ins.Src].off = b2
-			}
+	if err := c.m.step(16, slot); err != nil {
+		return nil, nil, err
+	}
+	if a2, b2, ok := scalar.Refine(cond, jmp32, a.off, b.off, true); ok {
+		taken = st.clone()
+		taken.regs[ins.Dst].off = a2
+		if reg {
+			taken.regs[ins.Src].off = b2
 		}
 	}
-	if !always {
-		if a2, b2, ok := scalar.Refine(cond, jmp32, a.off, b.off, false); ok {
-			fall = st
-			fall.regs[ins.Dst].off = a2
-			if reg {
-				fall.regs[ins.Src].off = b2
-			}
+	if a2, b2, ok := scalar.Refine(cond, jmp32, a.off, b.off, false); ok {
+		fall = st
+		fall.regs[ins.Dst].off = a2
+		if reg {
+			fall.regs[ins.Src].off = b2
 		}
 	}
 	return fall, taken, nil
@@ -772,7 +832,7 @@ func eachFrameValue(st *state, match func(*value) bool, upd func(*value)) {
 	for fi, f := range st.frames {
 		hit := false
 		for i := range f.spills {
-			hit = hit || match(&f.spills[i])
+			hit = hit || match(&f.spills[i].v)
 		}
 		for i := range f.saved {
 			hit = hit || match(&f.saved[i])
@@ -782,7 +842,7 @@ func eachFrameValue(st *state, match func(*value) bool, upd func(*value)) {
 		}
 		f = st.frameW(fi)
 		for i := range f.spills {
-			upd(&f.spills[i])
+			upd(&f.spills[i].v)
 		}
 		for i := range f.saved {
 			upd(&f.saved[i])

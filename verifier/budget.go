@@ -10,10 +10,10 @@ import (
 // (spec/verifier.md, Resource limits).
 const (
 	DefaultStates      = 1 << 16
-	DefaultBytes       = 96 << 20
+	DefaultBytes       = 64 << 20
 	DefaultSteps       = 4_000_000
 	DefaultTime        = time.Second
-	DefaultCallStrings = 64
+	DefaultCallStrings = 8
 )
 
 // Limits bound the verifier's own work on one program, whatever the

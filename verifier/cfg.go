@@ -126,7 +126,7 @@ func buildCFG(p *program, entries []int, m *meter) (*cfg, *Error) {
 	if err := m.grow(0, int64(n)*blockCost, 0); err != nil {
 		return nil, err
 	}
-	if err := m.step(int64(p.slots+n), 0); err != nil {
+	if err := m.step(int64(n), 0); err != nil {
 		return nil, err
 	}
 	g := &cfg{p: p, blocks: make([]block, 0, n), blockOf: make([]int32, p.slots)}

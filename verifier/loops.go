@@ -494,7 +494,7 @@ func (c *checker) crossing(budget uint64) int {
 // direction on every way around the loop while its range at the head is
 // bounded.
 func (c *checker) loopVisits(ctx, fn int, l *loop) (uint64, *Error) {
-	head := c.states[node{ctx, l.head}]
+	head := c.states[node{ctx, l.head}].st
 	best := uint64(math.MaxUint64)
 	for r := asm.R0; r <= asm.R9; r++ {
 		v := head.regs[r]

@@ -2,6 +2,7 @@ package verifier
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/naam-project/naam/verifier/internal/scalar"
@@ -27,15 +28,71 @@ const (
 // is changed only through state.frameW, which copies it first unless the
 // state owns it alone.
 type frame struct {
-	bytes  [stackSize]byteState
-	spills [stackSize / 8]value
+	bytes [stackSize]byteState
+	// spills are the values of the 8-byte slots whose bytes are bSpill,
+	// in slot order: a frame holds a few, so they are kept sparse.
+	spills []spill
 	saved  [4]value // the caller's r6–r9
 	depth  int      // deepest byte ever accessed, from the frame pointer
 	// callerWrote is the caller's state.wrote at the call.
 	callerWrote uint8
+	// pkts is set once a request or reply pointer may be among the spills
+	// or saved registers.
+	pkts bool
 	// refs counts the held states (block states, pending returns) that
 	// hold the frame, for the memory accounting.
 	refs int32
+}
+
+// spill is the value spilled to 8-byte slot slot (byte slot*8 from the
+// bottom of the frame).
+type spill struct {
+	slot uint8
+	v    value
+}
+
+// spill returns the value spilled to slot, or the zero value.
+func (f *frame) spill(slot int) value {
+	for i := range f.spills {
+		if int(f.spills[i].slot) == slot {
+			return f.spills[i].v
+		}
+		if int(f.spills[i].slot) > slot {
+			break
+		}
+	}
+	return value{}
+}
+
+// setSpill records v in slot; the frame must be the state's own.
+func (f *frame) setSpill(slot int, v value) {
+	i := 0
+	for i < len(f.spills) && int(f.spills[i].slot) < slot {
+		i++
+	}
+	if i < len(f.spills) && int(f.spills[i].slot) == slot {
+		f.spills[i].v = v
+		return
+	}
+	f.spills = slices.Insert(f.spills, i, spill{uint8(slot), v})
+}
+
+// dropSpill forgets the value of slot.
+func (f *frame) dropSpill(slot int) {
+	for i := range f.spills {
+		if int(f.spills[i].slot) == slot {
+			f.spills = slices.Delete(f.spills, i, i+1)
+			return
+		}
+	}
+}
+
+// spillTable is the spills of f by slot.
+func (f *frame) spillTable() (t [stackSize / 8]*value) {
+	for i := range f.spills {
+		t[f.spills[i].slot] = &f.spills[i].v
+	}
+	return t
 }
 
 // state is the abstract machine state at one program point of one call
@@ -65,6 +122,7 @@ func (s *state) frameW(i int) *frame {
 	if s.own&(1<<i) == 0 {
 		f := *s.frames[i]
 		f.refs = 0
+		f.spills = slices.Clone(f.spills)
 		s.frames[i] = &f
 		s.own |= 1 << i
 	}
@@ -96,7 +154,7 @@ func (s *state) join(o *state, merge int32, widen bool, th scalar.Thresholds) *s
 	}
 	for fi, f := range s.frames {
 		g := o.frames[fi]
-		if f == g {
+		if f == g || f.equal(g) {
 			out.frames[fi] = f
 			continue
 		}
@@ -114,12 +172,14 @@ func (s *state) join(o *state, merge int32, widen bool, th scalar.Thresholds) *s
 func (f *frame) join(g *frame, merge int32, widen bool, th scalar.Thresholds) *frame {
 	nf := *f
 	nf.refs = 0
-	for slot := 0; slot < stackSize/8; slot++ {
+	nf.spills = nil
+	fs, gs := f.spillTable(), g.spillTable()
+	for slot := 0; slot < stackSize/8 && f.bytes != g.bytes; slot++ {
 		// A pointer spill met by anything but a spill: its bytes may
 		// hold address bits on one path, so they can be read on none.
 		aSpill, bSpilled := f.bytes[slot*8] == bSpill, g.bytes[slot*8] == bSpill
-		aPtr := aSpill && f.spills[slot].kind.isPointer()
-		bPtr := bSpilled && g.spills[slot].kind.isPointer()
+		aPtr := aSpill && fs[slot].kind.isPointer()
+		bPtr := bSpilled && gs[slot].kind.isPointer()
 		for i := slot * 8; i < slot*8+8; i++ {
 			x, y := f.bytes[i], g.bytes[i]
 			if (aPtr || bPtr) && !(aSpill && bSpilled) {
@@ -133,12 +193,11 @@ func (f *frame) join(g *frame, merge int32, widen bool, th scalar.Thresholds) *f
 			nf.bytes[i] = joinByte(x, y)
 		}
 	}
-	for slot := range nf.spills {
-		if nf.bytes[slot*8] != bSpill {
-			nf.spills[slot] = value{}
+	for slot := 0; slot < stackSize/8; slot++ {
+		if nf.bytes[slot*8] != bSpill || fs[slot] == nil || gs[slot] == nil {
 			continue
 		}
-		a, b := f.spills[slot], g.spills[slot]
+		a, b := *fs[slot], *gs[slot]
 		var v value
 		if widen {
 			v = a.widen(b, merge, th)
@@ -151,15 +210,16 @@ func (f *frame) join(g *frame, merge int32, widen bool, th scalar.Thresholds) *f
 			for i := slot * 8; i < slot*8+8; i++ {
 				nf.bytes[i] = bTaint
 			}
-			v = value{}
+			continue
 		}
-		nf.spills[slot] = v
+		nf.spills = append(nf.spills, spill{uint8(slot), v})
 	}
 	for i := range nf.saved {
 		nf.saved[i] = f.saved[i].join(g.saved[i], merge)
 	}
 	nf.depth = max(f.depth, g.depth)
 	nf.callerWrote = f.callerWrote | g.callerWrote
+	nf.pkts = f.pkts || g.pkts
 	return &nf
 }
 
@@ -201,8 +261,11 @@ func (f *frame) equal(g *frame) bool {
 	if f.bytes != g.bytes || f.depth != g.depth || f.callerWrote != g.callerWrote {
 		return false
 	}
+	if len(f.spills) != len(g.spills) {
+		return false
+	}
 	for i := range f.spills {
-		if !f.spills[i].equal(g.spills[i]) {
+		if f.spills[i].slot != g.spills[i].slot || !f.spills[i].v.equal(g.spills[i].v) {
 			return false
 		}
 	}
@@ -234,7 +297,7 @@ func (s *state) stackString() string {
 		b := f.bytes[slot*8 : slot*8+8]
 		switch {
 		case b[0] == bSpill:
-			parts = append(parts, fmt.Sprintf("fp%d=%s", off, f.spills[slot]))
+			parts = append(parts, fmt.Sprintf("fp%d=%s", off, f.spill(slot)))
 		case allBytes(b, bUninit):
 		default:
 			var m strings.Builder
@@ -263,13 +326,13 @@ func (f *frame) mark(lo, hi int64, b byteState) {
 	for slot := (lo + stackSize) / 8; slot <= (hi-1+stackSize)/8 && slot < stackSize/8; slot++ {
 		if f.bytes[slot*8] == bSpill {
 			rest := bMisc
-			if f.spills[slot].kind.isPointer() {
+			if f.spill(int(slot)).kind.isPointer() {
 				rest = bTaint
 			}
 			for i := slot * 8; i < slot*8+8; i++ {
 				f.bytes[i] = rest
 			}
-			f.spills[slot] = value{}
+			f.dropSpill(int(slot))
 		}
 	}
 	for i := lo + stackSize; i < hi+stackSize; i++ {
@@ -288,13 +351,13 @@ func (f *frame) clobber(lo, hi int64) {
 			continue
 		}
 		rest := bMisc
-		if f.spills[slot].kind.isPointer() {
+		if f.spill(int(slot)).kind.isPointer() {
 			rest = bTaint
 		}
 		for i := slot * 8; i < slot*8+8; i++ {
 			f.bytes[i] = rest
 		}
-		f.spills[slot] = value{}
+		f.dropSpill(int(slot))
 	}
 	f.depth = max(f.depth, int(-lo))
 }

@@ -180,8 +180,29 @@ func (c *checker) alu(st *state, slot int, ins *asm.Instruction, op byte) *Error
 	if !ok {
 		return c.fail(slot, CodeInvalidInsn, st, nil, "unsupported ALU operation")
 	}
+	if err := c.m.step(aluCost(aop, alu64, dst.off, src.off), slot); err != nil {
+		return err
+	}
 	st.regs[ins.Dst] = scalarValue(scalar.ALU(sop, alu64, dst.off, src.off))
 	return nil
+}
+
+// aluCost is what an ALU operation on abstract values costs in steps
+// beyond its one: nothing when both are constants, which fold; more for
+// 32-bit operations, which the domain computes on two views; most for a
+// shift by a variable count, which it computes once per count (up to 64).
+func aluCost(aop asm.ALUOp, alu64 bool, d, s scalar.Value) int64 {
+	_, dc := d.Const()
+	_, sc := s.Const()
+	switch {
+	case dc && sc:
+		return 0
+	case (aop == asm.LSh || aop == asm.RSh || aop == asm.ArSh) && !sc:
+		return 1024
+	case !alu64:
+		return 64
+	}
+	return 16
 }
 
 // pointerArith allows pointer ± scalar and the difference of two pointers
@@ -283,11 +304,11 @@ func (c *checker) offset(st *state, slot int, regs []asm.Register, p, s value, s
 		return value{}, c.fail(slot, CodePointerArith, st, regs, "arithmetic on %s (compare against it instead)", p.kind)
 	case kReq, kReply:
 		if isConst {
-			f := p.fixed + sign*int64(k)
+			f := int64(p.fixed) + sign*int64(k)
 			if f < -maxPacketOff || f > maxPacketOff {
 				return value{}, c.fail(slot, CodePointerArith, st, regs, "offset %d into %s is out of any packet's range", f, p.kind)
 			}
-			p.fixed = f
+			p.fixed = int32(f)
 			return p, nil
 		}
 		if sign < 0 {
@@ -384,8 +405,8 @@ func (c *checker) check(st *state, slot int, r asm.Register, off int64, size int
 		if p.off.Smin < 0 || p.off.Umax > maxPacketOff {
 			return a, c.fail(slot, CodeOutOfBounds, st, regs, "the variable offset of r%d into %s is not bounded (%s)", r, p.kind, p.off)
 		}
-		lo, hi := p.fixed+off, p.fixed+off+int64(size)
-		if lo < 0 || hi > p.rng {
+		lo, hi := int64(p.fixed)+off, int64(p.fixed)+off+int64(size)
+		if lo < 0 || hi > int64(p.rng) {
 			if p.rng == 0 {
 				return a, c.fail(slot, CodeOutOfBounds, st, regs, "%s of %d bytes at %s%+d before any check against %s_end proved them inside", verb, size, p.kind, lo, endName(p.kind))
 			}
@@ -482,19 +503,19 @@ func (c *checker) readStack(st *state, slot int, r asm.Register, a access, size 
 	f := st.frames[a.ptr.frame]
 	i0 := a.lo + stackSize
 	if a.exact && size == 8 && i0%8 == 0 && f.bytes[i0] == bSpill {
-		return f.spills[i0/8], nil
+		return f.spill(int(i0 / 8)), nil
 	}
 	for i := a.lo; i < a.hi; i++ {
 		switch b := f.bytes[i+stackSize]; {
 		case b == bUninit:
 			return value{}, c.fail(slot, CodeUninitStack, st, []asm.Register{r}, "read of %d bytes at fp%d reaches fp%d, which was never written", size, a.lo, i)
-		case b == bTaint || (b == bSpill && f.spills[(i+stackSize)/8].kind.isPointer()):
+		case b == bTaint || (b == bSpill && f.spill(int((i+stackSize)/8)).kind.isPointer()):
 			return value{}, c.fail(slot, CodePointerLeak, st, []asm.Register{r}, "read of %d bytes at fp%d would expose part of a spilled pointer at fp%d as a number", size, a.lo, i)
 		}
 	}
 	// A narrow read of a constant spill is still a constant.
 	if a.exact && f.bytes[i0] == bSpill && i0/8 == (a.hi-1+stackSize)/8 {
-		if k, ok := f.spills[i0/8].off.Const(); ok {
+		if k, ok := f.spill(int(i0 / 8)).off.Const(); ok {
 			v := k >> (8 * (i0 % 8))
 			if size < 8 {
 				v &= 1<<(8*size) - 1
@@ -538,7 +559,8 @@ func (c *checker) store(st *state, slot int, ins *asm.Instruction, op byte) *Err
 	switch {
 	case a.exact && size == 8 && (a.lo+stackSize)%8 == 0:
 		f.mark(a.lo, a.hi, bSpill)
-		f.spills[(a.lo+stackSize)/8] = v
+		f.setSpill(int((a.lo+stackSize)/8), v)
+		f.pkts = f.pkts || v.kind.packetLike()
 	case a.exact:
 		f.mark(a.lo, a.hi, bMisc)
 	default:
@@ -582,7 +604,7 @@ func (c *checker) atomic(st *state, slot int, ins *asm.Instruction, op byte) *Er
 			switch b := f.bytes[i+stackSize]; {
 			case b == bUninit:
 				return c.fail(slot, CodeUninitStack, st, regs, "atomic operation on fp%d, which was never written", i)
-			case b == bTaint || (b == bSpill && f.spills[(i+stackSize)/8].kind.isPointer()):
+			case b == bTaint || (b == bSpill && f.spill(int((i+stackSize)/8)).kind.isPointer()):
 				return c.fail(slot, CodePointerLeak, st, regs, "atomic operation on a spilled pointer at fp%d", i)
 			}
 		}
@@ -711,7 +733,7 @@ func (c *checker) helperMem(st *state, slot int, spec bytecode.HelperSpec, i, j 
 			switch x := f.bytes[b+stackSize]; {
 			case x == bUninit:
 				return c.fail(slot, CodeUninitStack, st, regs, "%s: argument %s reads fp%d, which was never written", spec.Signature(), spec.ArgNames[i], b)
-			case x == bTaint || (x == bSpill && f.spills[(b+stackSize)/8].kind.isPointer()):
+			case x == bTaint || (x == bSpill && f.spill(int((b+stackSize)/8)).kind.isPointer()):
 				// Every helper that reads memory turns it into something the
 				// program sees or sends (a hash, a copy, a message).
 				return c.fail(slot, CodePointerLeak, st, regs, "%s: argument %s includes a spilled pointer at fp%d, whose bits the helper would expose", spec.Signature(), spec.ArgNames[i], b)

@@ -1223,5 +1223,13 @@ func TestWidenMatchesLinear(t *testing.T) {
 		if got := a.Widen(b, NewThresholds(slices.Clone(ts))); got != want {
 			t.Fatalf("thresholds %#x\n a=%+v\n b=%+v\n sorted=%+v\n linear=%+v", ts, a, b, got, want)
 		}
+		var spread []uint64
+		for _, c := range ts {
+			spread = append(spread, c-1, c, c+1)
+		}
+		want = widenLinear(a, b, spread)
+		if got := a.Widen(b, NewSpreadThresholds(slices.Clone(ts))); got != want {
+			t.Fatalf("spread thresholds %#x\n a=%+v\n b=%+v\n sorted=%+v\n linear=%+v", ts, a, b, got, want)
+		}
 	}
 }

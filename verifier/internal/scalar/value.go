@@ -204,6 +204,9 @@ func widenLow32(v, next low32, th Thresholds) low32 {
 // sane returns the reduced form of a Value that may have been built by hand,
 // or Unknown if it describes no value.
 func (v Value) sane() Value {
+	if v.Umin == v.Umax && v == Const(v.Umin) { // the common case, already reduced
+		return v
+	}
 	r, ok := v.norm()
 	if !ok {
 		return Unknown()

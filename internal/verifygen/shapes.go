@@ -1,0 +1,312 @@
+package verifygen
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/cilium/ebpf/asm"
+)
+
+// Shape is a family of raw-mode programs built to make the verifier
+// itself work hard: many blocks, many call contexts, many loops, many
+// constants. Every program of a shape is safe; the verifier must accept
+// it with Program.MaxInsns as its bound, or refuse it for a resource
+// limit (verifier.Limits), never use more than the limits allow.
+type Shape int
+
+const (
+	// ShapeStraight is one block of n instructions.
+	ShapeStraight Shape = iota
+	// ShapeBranchChain is n conditional jumps to the next instruction:
+	// n one-instruction blocks, each with two edges to the next.
+	ShapeBranchChain
+	// ShapeDiamonds is n if-thens of one instruction each: 2n
+	// one-instruction blocks, every other one a merge.
+	ShapeDiamonds
+	// ShapeStackDiamonds is ShapeDiamonds whose arms store to the stack,
+	// so that every merge holds a stack frame of its own.
+	ShapeStackDiamonds
+	// ShapeCallFanOut is eight levels of functions, each calling the next
+	// fan times in a row, passing a pointer to its stack (written by the
+	// callee), a different constant at each site, and the memory: fan^7
+	// chains of call sites.
+	ShapeCallFanOut
+	// ShapeCallSwitch is eight levels of functions, each calling the next
+	// from one of fan branches: fan^7 chains of call sites, one call per
+	// level on any run.
+	ShapeCallSwitch
+	// ShapeLoopChain is n loops of 3 iterations one after the other.
+	ShapeLoopChain
+	// ShapeLoopBody is one loop of 4 iterations around n if-thens.
+	ShapeLoopBody
+	// ShapeConstants is n distinct constants and then a loop, whose
+	// widening looks them up.
+	ShapeConstants
+	// ShapeSharedTail is fan functions, each called once, that all jump
+	// into one tail of n blocks: the tail is analysed once per function.
+	ShapeSharedTail
+	numShapes
+)
+
+// Shapes lists every shape.
+func Shapes() []Shape {
+	out := make([]Shape, numShapes)
+	for i := range out {
+		out[i] = Shape(i)
+	}
+	return out
+}
+
+var shapeNames = [...]string{"straight", "branch-chain", "diamonds", "stack-diamonds", "call-fan-out", "call-switch",
+	"loop-chain", "loop-body", "constants", "shared-tail"}
+
+func (s Shape) String() string {
+	if s >= 0 && s < numShapes {
+		return shapeNames[s]
+	}
+	return fmt.Sprintf("Shape(%d)", int(s))
+}
+
+// shapeMem is the memory size of every shape program.
+const shapeMem = 64
+
+// Build returns the program of shape s with about n slots (for the call
+// shapes, n is spread over the levels) and, for the call and tail shapes,
+// fan the fan-out. Program.MaxInsns is its worst case, the longest path
+// of its control-flow graph with loops at their trip counts (saturated
+// at 2^63); Budget is MaxInsns, so that a verifier that proves it
+// accepts. Sizes below a shape's minimum are raised to it.
+func Build(s Shape, n, fan int) Program {
+	g := &gen{mem: shapeMem, origin: s.String()}
+	n = max(n, 8)
+	fan = max(fan, 1)
+	var bound uint64
+	main := &function{name: "main"}
+	g.funcs = append(g.funcs, main)
+	switch s {
+	case ShapeStraight:
+		main.emit(g, asm.Mov.Imm(asm.R0, 0))
+		for i := range n - 2 {
+			main.emit(g, asm.Add.Imm(asm.R0, int32(i%7)))
+		}
+		main.emit(g, asm.Return())
+		bound = uint64(n)
+	case ShapeBranchChain:
+		main.emit(g, asm.LoadMem(asm.R0, asm.R1, 0, asm.Byte))
+		for i := range n - 2 {
+			l := g.label()
+			main.jump(g, asm.JEq.Imm(asm.R0, int32(i%256), ""), l)
+			main.bind(l)
+		}
+		main.emit(g, asm.Return())
+		bound = uint64(n)
+	case ShapeDiamonds, ShapeStackDiamonds:
+		main.emit(g, asm.LoadMem(asm.R0, asm.R1, 0, asm.Byte))
+		pre := 1
+		if s == ShapeStackDiamonds {
+			for j := range 64 {
+				main.emit(g, storeImm(asm.R10, int16(-8*(j+1)), 0, asm.DWord))
+			}
+			pre += 64
+		}
+		k := max((n-pre-1)/2, 1)
+		for i := range k {
+			l := g.label()
+			main.jump(g, asm.JEq.Imm(asm.R0, int32(i%256), ""), l)
+			if s == ShapeStackDiamonds {
+				main.emit(g, storeImm(asm.R10, int16(-8*(1+i%64)), int64(i), asm.DWord))
+			} else {
+				main.emit(g, asm.Add.Imm(asm.R0, 1))
+			}
+			main.bind(l)
+		}
+		main.emit(g, asm.Return())
+		bound = uint64(pre + 2*k + 1)
+	case ShapeCallFanOut:
+		bound = g.callFanOut(main, fan)
+	case ShapeCallSwitch:
+		bound = g.callSwitch(main, fan)
+	case ShapeLoopChain:
+		k := max((n-2)/3, 1)
+		for range k {
+			l := g.label()
+			main.emit(g, asm.Mov.Imm(asm.R6, 0))
+			main.bind(l)
+			main.emit(g, asm.Add.Imm(asm.R6, 1))
+			main.jump(g, asm.JLT.Imm(asm.R6, 3, ""), l)
+		}
+		main.emit(g, asm.Mov.Imm(asm.R0, 0), asm.Return())
+		bound = uint64(7*k + 2)
+	case ShapeLoopBody:
+		// The back edge is a conditional jump: its 16-bit offset caps
+		// the body.
+		k := min(max((n-6)/2, 1), 16000)
+		head := g.label()
+		main.emit(g, asm.LoadMem(asm.R0, asm.R1, 0, asm.Byte), asm.Mov.Imm(asm.R6, 0))
+		main.bind(head)
+		for i := range k {
+			l := g.label()
+			main.jump(g, asm.JEq.Imm(asm.R0, int32(i%256), ""), l)
+			main.emit(g, asm.Add.Imm(asm.R0, 1))
+			main.bind(l)
+		}
+		main.emit(g, asm.Add.Imm(asm.R6, 1))
+		main.jump(g, asm.JLT.Imm(asm.R6, 4, ""), head)
+		main.emit(g, asm.Return())
+		bound = uint64(2 + 4*(2*k+2) + 1)
+	case ShapeConstants:
+		k := max(n-6, 1)
+		main.emit(g, asm.Mov.Imm(asm.R0, 0))
+		for i := range k {
+			main.emit(g, asm.Mov.Imm(asm.R3, int32(i*7919+11)))
+		}
+		head := g.label()
+		main.emit(g, asm.Mov.Imm(asm.R6, 0))
+		main.bind(head)
+		main.emit(g, asm.Add.Imm(asm.R6, 1))
+		main.jump(g, asm.JLT.Imm(asm.R6, 10, ""), head)
+		main.emit(g, asm.Return())
+		bound = uint64(1 + k + 1 + 2*10 + 1)
+	case ShapeSharedTail:
+		// main: fan calls; f_i: mov, ja tail; tail: n jumps, exit.
+		tail := g.label()
+		main.emit(g, asm.LoadMem(asm.R0, asm.R1, 0, asm.Byte))
+		var fs []*function
+		for i := range fan {
+			f := &function{name: fmt.Sprintf("f%d", i+1), depth: 1}
+			fs = append(fs, f)
+			main.jump(g, asm.Call.Label(""), f.name)
+		}
+		main.emit(g, asm.Return())
+		for i, f := range fs {
+			g.funcs = append(g.funcs, f)
+			f.emit(g, asm.Mov.Imm(asm.R0, int32(i)))
+			if i > 0 {
+				f.jump(g, asm.Instruction{OpCode: asm.OpCode(asm.Jump32Class).SetJumpOp(asm.Ja)}, tail)
+				continue
+			}
+			f.bind(tail)
+			for j := range n {
+				l := g.label()
+				f.jump(g, asm.JEq.Imm(asm.R0, int32(j%256), ""), l)
+				f.bind(l)
+			}
+			f.emit(g, asm.Return())
+		}
+		// f1 falls into the tail, the others jump there.
+		first := uint64(1 + n + 1)
+		rest := uint64(2 + n + 1)
+		bound = 2 + uint64(fan) + first
+		if fan > 1 {
+			bound += uint64(fan-1) * rest
+		}
+	default:
+		panic(fmt.Sprintf("verifygen: no shape %d", int(s)))
+	}
+	p := g.finish()
+	p.MaxInsns = min(bound, math.MaxInt64)
+	p.Budget = max(p.MaxInsns, 1)
+	return p
+}
+
+// shapeLevels is how many frames the call shapes use: all there are.
+const shapeLevels = maxFrames
+
+// callFanOut emits main and seven levels of functions. Function f_l sets
+// up its own stack slot, calls f_{l+1} fan times (r1 = its slot, r2 = the
+// site's constant, r3 = memory), then writes r2 through the r1 it got and
+// loads a memory byte at a masked r2. It returns the worst case.
+func (g *gen) callFanOut(main *function, fan int) uint64 {
+	names := make([]string, shapeLevels)
+	for l := 1; l < shapeLevels; l++ {
+		names[l] = fmt.Sprintf("f%d", l)
+	}
+	site := 0
+	calls := func(f *function, l int) {
+		for range fan {
+			f.emit(g, asm.Mov.Reg(asm.R1, asm.R10), asm.Add.Imm(asm.R1, -8),
+				asm.Mov.Imm(asm.R2, int32(site)), asm.Mov.Reg(asm.R3, asm.R6))
+			f.jump(g, asm.Call.Label(""), names[l+1])
+			site++
+		}
+	}
+	main.emit(g, asm.Mov.Reg(asm.R6, asm.R1), storeImm(asm.R10, -8, 0, asm.DWord))
+	calls(main, 0)
+	main.emit(g, asm.LoadMem(asm.R0, asm.R10, -8, asm.DWord), asm.Return())
+	for l := 1; l < shapeLevels; l++ {
+		f := &function{name: names[l], depth: l}
+		g.funcs = append(g.funcs, f)
+		f.emit(g, asm.Mov.Reg(asm.R6, asm.R3), asm.Mov.Reg(asm.R7, asm.R1), asm.Mov.Reg(asm.R8, asm.R2),
+			storeImm(asm.R10, -8, 0, asm.DWord))
+		if l+1 < shapeLevels {
+			calls(f, l)
+		}
+		f.emit(g, asm.StoreMem(asm.R7, 0, asm.R8, asm.DWord), asm.And.Imm(asm.R8, 7), asm.Add.Reg(asm.R6, asm.R8),
+			asm.LoadMem(asm.R0, asm.R6, 0, asm.Byte), asm.Return())
+	}
+	// c = 9 for the last level; 9 + fan*(5 + c_next) above it; main has
+	// 4 of its own.
+	c := uint64(9)
+	for l := shapeLevels - 2; l >= 1; l-- {
+		c = satAddU(9, satMulU(uint64(fan), 5+c))
+	}
+	return satAddU(4, satMulU(uint64(fan), 5+c))
+}
+
+// callSwitch emits main and seven levels of functions; each reads a
+// selector byte from memory and calls the next level from the branch the
+// selector picks (one of fan), or from none. It returns the worst case.
+func (g *gen) callSwitch(main *function, fan int) uint64 {
+	ja32 := asm.Instruction{OpCode: asm.OpCode(asm.Jump32Class).SetJumpOp(asm.Ja)}
+	body := func(f *function, next string) {
+		f.emit(g, asm.LoadMem(asm.R7, asm.R6, 0, asm.Byte))
+		end := g.label()
+		for i := range fan {
+			skip := g.label()
+			f.jump(g, asm.JNE.Imm(asm.R7, int32(i%256), ""), skip)
+			if next == "" {
+				f.emit(g, asm.Mov.Imm(asm.R0, int32(i)))
+			} else {
+				f.emit(g, asm.Mov.Reg(asm.R3, asm.R6))
+				f.jump(g, asm.Call.Label(""), next)
+			}
+			f.jump(g, ja32, end)
+			f.bind(skip)
+		}
+		f.bind(end)
+		f.emit(g, asm.Mov.Imm(asm.R0, 0), asm.Return())
+	}
+	main.emit(g, asm.Mov.Reg(asm.R6, asm.R1))
+	body(main, "f1")
+	for l := 1; l < shapeLevels; l++ {
+		f := &function{name: fmt.Sprintf("f%d", l), depth: l}
+		g.funcs = append(g.funcs, f)
+		f.emit(g, asm.Mov.Reg(asm.R6, asm.R3))
+		next := ""
+		if l+1 < shapeLevels {
+			next = fmt.Sprintf("f%d", l+1)
+		}
+		body(f, next)
+	}
+	// Per level: mov, load and fan tests, the last one matching; then
+	// mov, call and the callee (a mov at the last level), ja, mov, exit.
+	c := uint64(fan + 6)
+	for l := shapeLevels - 2; l >= 0; l-- {
+		c = satAddU(uint64(fan+7), c)
+	}
+	return c
+}
+
+func satAddU(a, b uint64) uint64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+func satMulU(a, b uint64) uint64 {
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
+}
