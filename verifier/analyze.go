@@ -237,6 +237,11 @@ func (c *checker) hold(st *state, slot int) *Error {
 	for _, f := range st.frames {
 		if f.refs == 0 {
 			bytes += frameCost
+			for _, ch := range f.chunks {
+				if ch != nil && ch.refs == 0 {
+					bytes += chunkCost
+				}
+			}
 		}
 	}
 	if err := c.m.grow(1, bytes, slot); err != nil {
@@ -245,7 +250,13 @@ func (c *checker) hold(st *state, slot int) *Error {
 	c.heldStates++
 	c.heldBytes += bytes
 	for _, f := range st.frames {
-		f.refs++
+		if f.refs++; f.refs == 1 {
+			for _, ch := range f.chunks {
+				if ch != nil {
+					ch.refs++
+				}
+			}
+		}
 	}
 	return nil
 }
@@ -256,6 +267,13 @@ func (c *checker) release(st *state) {
 	for _, f := range st.frames {
 		if f.refs--; f.refs == 0 {
 			bytes += frameCost
+			for _, ch := range f.chunks {
+				if ch != nil {
+					if ch.refs--; ch.refs == 0 {
+						bytes += chunkCost
+					}
+				}
+			}
 		}
 	}
 	c.m.shrink(1, bytes)
@@ -576,9 +594,7 @@ func (c *checker) combine(ex, caller *state) *state {
 		f := ret.frames[fi]
 		if soloNeeded(f) {
 			g := ret.frameW(fi)
-			for i := range g.spills {
-				makeSolo(&g.spills[i].v)
-			}
+			g.updateSpills(unsolo, makeSolo)
 			for i := range g.saved {
 				makeSolo(&g.saved[i])
 			}
@@ -600,21 +616,19 @@ func makeSolo(v *value) {
 	}
 }
 
+// unsolo reports whether v has an identity it shares.
+func unsolo(v *value) bool { return v.kind.packetLike() && v.id != 0 && !v.solo }
+
 func soloNeeded(f *frame) bool {
 	if !f.pkts {
 		return false
 	}
-	for _, sp := range f.spills {
-		if v := sp.v; v.kind.packetLike() && v.id != 0 && !v.solo {
+	for i := range f.saved {
+		if unsolo(&f.saved[i]) {
 			return true
 		}
 	}
-	for _, v := range f.saved {
-		if v.kind.packetLike() && v.id != 0 && !v.solo {
-			return true
-		}
-	}
-	return false
+	return f.anySpill(unsolo)
 }
 
 // exit returns from a local function to its caller, or ends the run.
@@ -639,10 +653,14 @@ func (c *checker) exit(st *state, n node, b *block) *Error {
 		return c.fail(b.last, CodePointerLeak, st, []asm.Register{asm.R0}, "a function returns a pointer into its own stack frame, which dies with it")
 	}
 	for fi := 0; fi < depth; fi++ {
-		for _, sp := range st.frames[fi].spills {
-			if v := sp.v; v.kind == kStack && int(v.frame) == depth {
-				return c.fail(b.last, CodePointerLeak, st, nil, "a pointer into the returning function's frame is left in frame %d at fp%d", fi, -stackSize+int(sp.slot)*8)
+		left := -1
+		st.frames[fi].eachSpill(func(slot int, v value) {
+			if v.kind == kStack && int(v.frame) == depth && left < 0 {
+				left = slot
 			}
+		})
+		if left >= 0 {
+			return c.fail(b.last, CodePointerLeak, st, nil, "a pointer into the returning function's frame is left in frame %d at fp%d", fi, -stackSize+left*8)
 		}
 	}
 	if ctx.shared {
@@ -830,10 +848,7 @@ func markSafe(st *state, reg asm.Register, pkt value) {
 // frame, copying only the frames that hold a value that matches.
 func eachFrameValue(st *state, match func(*value) bool, upd func(*value)) {
 	for fi, f := range st.frames {
-		hit := false
-		for i := range f.spills {
-			hit = hit || match(&f.spills[i].v)
-		}
+		hit := f.anySpill(match)
 		for i := range f.saved {
 			hit = hit || match(&f.saved[i])
 		}
@@ -841,9 +856,7 @@ func eachFrameValue(st *state, match func(*value) bool, upd func(*value)) {
 			continue
 		}
 		f = st.frameW(fi)
-		for i := range f.spills {
-			upd(&f.spills[i].v)
-		}
+		f.updateSpills(match, upd)
 		for i := range f.saved {
 			upd(&f.saved[i])
 		}

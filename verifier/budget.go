@@ -74,14 +74,25 @@ type Usage struct {
 // What the accounting charges. The sizes are the structures' own, plus
 // the map entries that index them.
 var (
-	stateCost = int64(unsafe.Sizeof(state{})) + 96 // the state, its map entries (states, joins)
-	frameCost = int64(unsafe.Sizeof(frame{}))
+	stateCost = roundAlloc(int64(unsafe.Sizeof(state{}))) + roundAlloc(int64(unsafe.Sizeof(nodeState{}))) + 64 // the state, its node, the map entry
+	frameCost = roundAlloc(int64(unsafe.Sizeof(frame{})))
+	chunkCost = roundAlloc(int64(unsafe.Sizeof(spillChunk{})))
+	loopCost  = int64(unsafe.Sizeof(loop{})) + 256 // the loop, its lists, its entry in the heads map
 	framePtr  = int64(unsafe.Sizeof((*frame)(nil)))
 	slotCost  = int64(2*unsafe.Sizeof(int32(0)) + 1) // insnAt, blockOf, leader
 	blockCost = int64(unsafe.Sizeof(block{})) + 3*int64(unsafe.Sizeof(int32(0))) + 1
 	ctxCost   = int64(unsafe.Sizeof(context{})) + 64
 	mapEntry  = int64(48) // one entry of a map[int]…, buckets included
 )
+
+// roundAlloc is n rounded up as the allocator's size classes may: by at
+// most an eighth above 256 bytes.
+func roundAlloc(n int64) int64 {
+	if n <= 256 {
+		return (n + 15) &^ 15
+	}
+	return n + n/8
+}
 
 // meter enforces Limits during one verification.
 type meter struct {
@@ -111,12 +122,12 @@ func budgetError(slot int, format string, args ...any) *Error {
 	return &Error{Insn: slot, Code: CodeVerifierBudget, Msg: "verifier budget: " + fmt.Sprintf(format, args...)}
 }
 
-// step charges n units of work done at slot.
+// step charges n units of work, about to be done at slot.
 func (m *meter) step(n int64, slot int) *Error {
-	m.used.Steps += n
-	if m.used.Steps > m.lim.Steps {
+	if m.used.Steps+n > m.lim.Steps {
 		return budgetError(slot, "%d steps: the analysis needs more work than that (instructions interpreted over every visit of every block); simplify the control flow or the call tree", m.lim.Steps)
 	}
+	m.used.Steps += n
 	if m.used.Steps >= m.nextClock {
 		m.nextClock = m.used.Steps + clockEvery
 		if err := m.clock(slot); err != nil {

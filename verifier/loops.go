@@ -165,6 +165,9 @@ func (c *checker) loopsOf(fn int) (*funcLoops, *Error) {
 	if irreducible != nil {
 		return nil, withPos(irreducible, c.cfg)
 	}
+	if err := c.m.grow(0, int64(len(order))*loopCost, slot); err != nil {
+		return nil, err
+	}
 	fl := &funcLoops{}
 	for _, h := range order {
 		l := heads[h]

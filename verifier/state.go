@@ -2,7 +2,6 @@ package verifier
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/naam-project/naam/verifier/internal/scalar"
@@ -29,9 +28,11 @@ const (
 // state owns it alone.
 type frame struct {
 	bytes [stackSize]byteState
-	// spills are the values of the 8-byte slots whose bytes are bSpill,
-	// in slot order: a frame holds a few, so they are kept sparse.
-	spills []spill
+	// chunks hold the values of the 8-byte slots whose bytes are bSpill,
+	// eight slots a chunk; nil for a chunk without spills. Frames share
+	// chunks: own has bit i when chunks[i] belongs to this frame alone.
+	chunks [stackSize / 8 / chunkSlots]*spillChunk
+	own    uint8
 	saved  [4]value // the caller's r6–r9
 	depth  int      // deepest byte ever accessed, from the frame pointer
 	// callerWrote is the caller's state.wrote at the call.
@@ -44,55 +45,124 @@ type frame struct {
 	refs int32
 }
 
-// spill is the value spilled to 8-byte slot slot (byte slot*8 from the
-// bottom of the frame).
-type spill struct {
-	slot uint8
-	v    value
+// chunkSlots is how many 8-byte slots a spillChunk holds.
+const chunkSlots = 8
+
+// spillChunk is the spilled values of chunkSlots consecutive slots.
+type spillChunk struct {
+	v    [chunkSlots]value
+	has  uint8 // bit i: slot i holds a spill; v[i] is zero otherwise
+	refs int32 // held frames that hold the chunk, for the accounting
 }
 
 // spill returns the value spilled to slot, or the zero value.
 func (f *frame) spill(slot int) value {
-	for i := range f.spills {
-		if int(f.spills[i].slot) == slot {
-			return f.spills[i].v
-		}
-		if int(f.spills[i].slot) > slot {
-			break
-		}
+	c := f.chunks[slot/chunkSlots]
+	if c == nil || c.has&(1<<(slot%chunkSlots)) == 0 {
+		return value{}
 	}
-	return value{}
+	return c.v[slot%chunkSlots]
+}
+
+// chunkW returns chunk i for changing, copying it first if it is shared.
+func (f *frame) chunkW(i int) *spillChunk {
+	if f.own&(1<<i) == 0 {
+		nc := &spillChunk{}
+		if c := f.chunks[i]; c != nil {
+			nc.v, nc.has = c.v, c.has
+		}
+		f.chunks[i] = nc
+		f.own |= 1 << i
+	}
+	return f.chunks[i]
 }
 
 // setSpill records v in slot; the frame must be the state's own.
 func (f *frame) setSpill(slot int, v value) {
-	i := 0
-	for i < len(f.spills) && int(f.spills[i].slot) < slot {
-		i++
-	}
-	if i < len(f.spills) && int(f.spills[i].slot) == slot {
-		f.spills[i].v = v
-		return
-	}
-	f.spills = slices.Insert(f.spills, i, spill{uint8(slot), v})
+	c := f.chunkW(slot / chunkSlots)
+	c.v[slot%chunkSlots] = v
+	c.has |= 1 << (slot % chunkSlots)
 }
 
 // dropSpill forgets the value of slot.
 func (f *frame) dropSpill(slot int) {
-	for i := range f.spills {
-		if int(f.spills[i].slot) == slot {
-			f.spills = slices.Delete(f.spills, i, i+1)
-			return
+	i, bit := slot/chunkSlots, uint8(1)<<(slot%chunkSlots)
+	if c := f.chunks[i]; c == nil || c.has&bit == 0 {
+		return
+	}
+	c := f.chunkW(i)
+	c.v[slot%chunkSlots] = value{}
+	if c.has &^= bit; c.has == 0 {
+		f.chunks[i] = nil
+		f.own &^= 1 << i
+	}
+}
+
+// eachSpill calls fn with every spilled slot and its value, in slot order.
+func (f *frame) eachSpill(fn func(slot int, v value)) {
+	for i, c := range f.chunks {
+		if c == nil {
+			continue
+		}
+		for k := range chunkSlots {
+			if c.has&(1<<k) != 0 {
+				fn(i*chunkSlots+k, c.v[k])
+			}
 		}
 	}
 }
 
-// spillTable is the spills of f by slot.
-func (f *frame) spillTable() (t [stackSize / 8]*value) {
-	for i := range f.spills {
-		t[f.spills[i].slot] = &f.spills[i].v
+// updateSpills applies upd to every spilled value that matches, copying
+// only the chunks that hold one; the frame must be the state's own.
+func (f *frame) updateSpills(match func(*value) bool, upd func(*value)) {
+	for i, c := range f.chunks {
+		if c == nil {
+			continue
+		}
+		for k := range chunkSlots {
+			if c.has&(1<<k) != 0 && match(&c.v[k]) {
+				c = f.chunkW(i)
+				upd(&c.v[k])
+			}
+		}
 	}
-	return t
+}
+
+// anySpill reports whether a spilled value matches.
+func (f *frame) anySpill(match func(*value) bool) bool {
+	for _, c := range f.chunks {
+		if c == nil {
+			continue
+		}
+		for k := range chunkSlots {
+			if c.has&(1<<k) != 0 && match(&c.v[k]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (c *spillChunk) equal(d *spillChunk) bool {
+	if c == d {
+		return true
+	}
+	var ch, dh uint8
+	if c != nil {
+		ch = c.has
+	}
+	if d != nil {
+		dh = d.has
+	}
+	if ch != dh {
+		return false
+	}
+	for k := range chunkSlots {
+		if ch&(1<<k) != 0 && !c.v[k].equal(d.v[k]) {
+			return false
+		}
+	}
+	return true
 }
 
 // state is the abstract machine state at one program point of one call
@@ -121,8 +191,7 @@ func (s *state) clone() *state {
 func (s *state) frameW(i int) *frame {
 	if s.own&(1<<i) == 0 {
 		f := *s.frames[i]
-		f.refs = 0
-		f.spills = slices.Clone(f.spills)
+		f.refs, f.own = 0, 0
 		s.frames[i] = &f
 		s.own |= 1 << i
 	}
@@ -171,15 +240,14 @@ func (s *state) join(o *state, merge int32, widen bool, th scalar.Thresholds) *s
 // join is the frame of s's join with o's for frames f and g.
 func (f *frame) join(g *frame, merge int32, widen bool, th scalar.Thresholds) *frame {
 	nf := *f
-	nf.refs = 0
-	nf.spills = nil
-	fs, gs := f.spillTable(), g.spillTable()
-	for slot := 0; slot < stackSize/8 && f.bytes != g.bytes; slot++ {
+	nf.refs, nf.own = 0, 0
+	sameBytes := f.bytes == g.bytes
+	for slot := 0; slot < stackSize/8 && !sameBytes; slot++ {
 		// A pointer spill met by anything but a spill: its bytes may
 		// hold address bits on one path, so they can be read on none.
 		aSpill, bSpilled := f.bytes[slot*8] == bSpill, g.bytes[slot*8] == bSpill
-		aPtr := aSpill && fs[slot].kind.isPointer()
-		bPtr := bSpilled && gs[slot].kind.isPointer()
+		aPtr := aSpill && f.spill(slot).kind.isPointer()
+		bPtr := bSpilled && g.spill(slot).kind.isPointer()
 		for i := slot * 8; i < slot*8+8; i++ {
 			x, y := f.bytes[i], g.bytes[i]
 			if (aPtr || bPtr) && !(aSpill && bSpilled) {
@@ -193,26 +261,44 @@ func (f *frame) join(g *frame, merge int32, widen bool, th scalar.Thresholds) *f
 			nf.bytes[i] = joinByte(x, y)
 		}
 	}
-	for slot := 0; slot < stackSize/8; slot++ {
-		if nf.bytes[slot*8] != bSpill || fs[slot] == nil || gs[slot] == nil {
-			continue
+	for ci := range nf.chunks {
+		fc, gc := f.chunks[ci], g.chunks[ci]
+		if fc == gc {
+			continue // the same spills, and so the same bytes: as f has them
 		}
-		a, b := *fs[slot], *gs[slot]
-		var v value
-		if widen {
-			v = a.widen(b, merge, th)
-		} else {
-			v = a.join(b, merge)
-		}
-		if v.kind == kConflict || v.kind == kUninit {
-			// A pointer on one path, something else on the other: the
-			// bytes can be read as neither.
-			for i := slot * 8; i < slot*8+8; i++ {
-				nf.bytes[i] = bTaint
+		var nc spillChunk
+		for k := range chunkSlots {
+			slot := ci*chunkSlots + k
+			if nf.bytes[slot*8] != bSpill || fc == nil || gc == nil {
+				continue
 			}
-			continue
+			a, b := fc.v[k], gc.v[k]
+			var v value
+			if widen {
+				v = a.widen(b, merge, th)
+			} else {
+				v = a.join(b, merge)
+			}
+			if v.kind == kConflict || v.kind == kUninit {
+				// A pointer on one path, something else on the other:
+				// the bytes can be read as neither.
+				for i := slot * 8; i < slot*8+8; i++ {
+					nf.bytes[i] = bTaint
+				}
+				continue
+			}
+			nc.v[k] = v
+			nc.has |= 1 << k
 		}
-		nf.spills = append(nf.spills, spill{uint8(slot), v})
+		switch {
+		case nc.has == 0:
+			nf.chunks[ci] = nil
+		case fc.equal(&nc):
+			nf.chunks[ci] = fc
+		default:
+			nf.chunks[ci] = &nc
+			nf.own |= 1 << ci
+		}
 	}
 	for i := range nf.saved {
 		nf.saved[i] = f.saved[i].join(g.saved[i], merge)
@@ -261,11 +347,8 @@ func (f *frame) equal(g *frame) bool {
 	if f.bytes != g.bytes || f.depth != g.depth || f.callerWrote != g.callerWrote {
 		return false
 	}
-	if len(f.spills) != len(g.spills) {
-		return false
-	}
-	for i := range f.spills {
-		if f.spills[i].slot != g.spills[i].slot || !f.spills[i].v.equal(g.spills[i].v) {
+	for i := range f.chunks {
+		if !f.chunks[i].equal(g.chunks[i]) {
 			return false
 		}
 	}

@@ -527,3 +527,91 @@ func (g *gen) deepChain(f *function) {
 	}
 	g.origin = saved
 }
+
+// branchChain emits a long run of conditional jumps on a number, each
+// over at most one instruction: as many blocks as jumps, every one a
+// merge.
+func (g *gen) branchChain(f *function) {
+	saved := g.origin
+	g.origin = "branch-chain"
+	x := g.scratch(f)
+	g.fresh(f, x, 1, false)
+	n := []int{8, 32, 128, 512}[g.rng.IntN(4)]
+	if g.loopNest > 0 {
+		n = min(n, 32) // each way around a loop walks it again
+	}
+	for i := range n {
+		l := g.label()
+		switch g.rng.IntN(3) {
+		case 0:
+			f.jump(g, asm.JEq.Imm(x, int32(i%256), ""), l)
+		case 1:
+			f.jump(g, asm.JGT.Imm(x, int32(i%256), ""), l)
+			f.emit(g, asm.Add.Imm(x, 1))
+		default:
+			f.jump(g, asm.JSet.Imm(x, int32(1)<<(i%8), ""), l)
+			f.emit(g, asm.Xor.Imm(x, int32(i)))
+		}
+		f.bind(l)
+	}
+	g.set(f, x, kScalar, 0)
+	g.origin = saved
+}
+
+// callTree emits a call of a tree of new functions as deep as the frames
+// allow: each level calls the next fan times, with a different number in
+// r1 at each site, and sums what they return. It has fan^depth chains of
+// call sites, most of them beyond a function's own call contexts, so the
+// verifier analyses them in shared ones.
+func (g *gen) callTree(f *function) {
+	levels := maxFrames - 1 - f.depth
+	if levels < 1 {
+		g.noise(f)
+		return
+	}
+	saved := g.origin
+	g.origin = "call/tree"
+	depth := 1 + g.rng.IntN(levels)
+	fan := 2 + g.rng.IntN(3)
+	for depth > 1 && pow(fan, depth) > 512 {
+		depth--
+	}
+	names := make([]string, depth+1)
+	for l := 1; l <= depth; l++ {
+		names[l] = fmt.Sprintf("f%d", len(g.funcs)+l-1)
+	}
+	f.emit(g, asm.Mov.Imm(asm.R1, g.imm32()))
+	f.jump(g, asm.Call.Label(""), names[1])
+	g.calls++
+	for r := asm.R1; r <= asm.R5; r++ {
+		if !f.reserved[r] {
+			g.set(f, r, kNone, 0)
+		}
+	}
+	g.set(f, asm.R0, kScalar, 0)
+	for l := 1; l <= depth; l++ {
+		fn := &function{name: names[l], depth: f.depth + l}
+		g.funcs = append(g.funcs, fn)
+		if l == depth {
+			fn.emit(g, asm.Mov.Reg(asm.R7, asm.R1), asm.And.Imm(asm.R7, 255))
+		} else {
+			fn.emit(g, asm.Mov.Reg(asm.R6, asm.R1), asm.Mov.Imm(asm.R7, 0))
+			for i := range fan {
+				fn.emit(g, asm.Mov.Reg(asm.R1, asm.R6), asm.Add.Imm(asm.R1, int32(i)))
+				fn.jump(g, asm.Call.Label(""), names[l+1])
+				fn.emit(g, asm.Add.Reg(asm.R7, asm.R0))
+				g.calls++
+			}
+		}
+		fn.emit(g, asm.Mov.Reg(asm.R0, asm.R7), asm.Return())
+	}
+	g.origin = saved
+}
+
+func pow(b, e int) int {
+	n := 1
+	for range e {
+		n *= b
+	}
+	return n
+}

@@ -74,126 +74,104 @@ const shapeMem = 64
 // shapes, n is spread over the levels) and, for the call and tail shapes,
 // fan the fan-out. Program.MaxInsns is its worst case, the longest path
 // of its control-flow graph with loops at their trip counts (saturated
-// at 2^63); Budget is MaxInsns, so that a verifier that proves it
-// accepts. Sizes below a shape's minimum are raised to it.
+// at 2^63-1); Budget is MaxInsns, so that a verifier that proves it
+// accepts. Sizes below a shape's minimum are raised to it. Build is fast
+// enough for programs of millions of instructions.
 func Build(s Shape, n, fan int) Program {
-	g := &gen{mem: shapeMem, origin: s.String()}
+	a := &shapeAsm{}
 	n = max(n, 8)
 	fan = max(fan, 1)
 	var bound uint64
-	main := &function{name: "main"}
-	g.funcs = append(g.funcs, main)
 	switch s {
 	case ShapeStraight:
-		main.emit(g, asm.Mov.Imm(asm.R0, 0))
+		a.emit(asm.Mov.Imm(asm.R0, 0))
 		for i := range n - 2 {
-			main.emit(g, asm.Add.Imm(asm.R0, int32(i%7)))
+			a.emit(asm.Add.Imm(asm.R0, int32(i%7)))
 		}
-		main.emit(g, asm.Return())
+		a.emit(asm.Return())
 		bound = uint64(n)
 	case ShapeBranchChain:
-		main.emit(g, asm.LoadMem(asm.R0, asm.R1, 0, asm.Byte))
+		a.emit(asm.LoadMem(asm.R0, asm.R1, 0, asm.Byte))
 		for i := range n - 2 {
-			l := g.label()
-			main.jump(g, asm.JEq.Imm(asm.R0, int32(i%256), ""), l)
-			main.bind(l)
+			a.emit(jumpTo(asm.JEq, asm.R0, int32(i%256), 0))
 		}
-		main.emit(g, asm.Return())
+		a.emit(asm.Return())
 		bound = uint64(n)
 	case ShapeDiamonds, ShapeStackDiamonds:
-		main.emit(g, asm.LoadMem(asm.R0, asm.R1, 0, asm.Byte))
+		a.emit(asm.LoadMem(asm.R0, asm.R1, 0, asm.Byte))
 		pre := 1
 		if s == ShapeStackDiamonds {
 			for j := range 64 {
-				main.emit(g, storeImm(asm.R10, int16(-8*(j+1)), 0, asm.DWord))
+				a.emit(storeImm(asm.R10, int16(-8*(j+1)), 0, asm.DWord))
 			}
 			pre += 64
 		}
 		k := max((n-pre-1)/2, 1)
 		for i := range k {
-			l := g.label()
-			main.jump(g, asm.JEq.Imm(asm.R0, int32(i%256), ""), l)
+			a.emit(jumpTo(asm.JEq, asm.R0, int32(i%256), 1))
 			if s == ShapeStackDiamonds {
-				main.emit(g, storeImm(asm.R10, int16(-8*(1+i%64)), int64(i), asm.DWord))
+				a.emit(storeImm(asm.R10, int16(-8*(1+i%64)), int64(i), asm.DWord))
 			} else {
-				main.emit(g, asm.Add.Imm(asm.R0, 1))
+				a.emit(asm.Add.Imm(asm.R0, 1))
 			}
-			main.bind(l)
 		}
-		main.emit(g, asm.Return())
+		a.emit(asm.Return())
 		bound = uint64(pre + 2*k + 1)
 	case ShapeCallFanOut:
-		bound = g.callFanOut(main, fan)
+		bound = a.callFanOut(fan)
 	case ShapeCallSwitch:
-		bound = g.callSwitch(main, fan)
+		bound = a.callSwitch(fan)
 	case ShapeLoopChain:
 		k := max((n-2)/3, 1)
 		for range k {
-			l := g.label()
-			main.emit(g, asm.Mov.Imm(asm.R6, 0))
-			main.bind(l)
-			main.emit(g, asm.Add.Imm(asm.R6, 1))
-			main.jump(g, asm.JLT.Imm(asm.R6, 3, ""), l)
+			a.emit(asm.Mov.Imm(asm.R6, 0), asm.Add.Imm(asm.R6, 1), jumpTo(asm.JLT, asm.R6, 3, -2))
 		}
-		main.emit(g, asm.Mov.Imm(asm.R0, 0), asm.Return())
+		a.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
 		bound = uint64(7*k + 2)
 	case ShapeLoopBody:
 		// The back edge is a conditional jump: its 16-bit offset caps
 		// the body.
 		k := min(max((n-6)/2, 1), 16000)
-		head := g.label()
-		main.emit(g, asm.LoadMem(asm.R0, asm.R1, 0, asm.Byte), asm.Mov.Imm(asm.R6, 0))
-		main.bind(head)
+		a.emit(asm.LoadMem(asm.R0, asm.R1, 0, asm.Byte), asm.Mov.Imm(asm.R6, 0))
+		head := a.here()
 		for i := range k {
-			l := g.label()
-			main.jump(g, asm.JEq.Imm(asm.R0, int32(i%256), ""), l)
-			main.emit(g, asm.Add.Imm(asm.R0, 1))
-			main.bind(l)
+			a.emit(jumpTo(asm.JEq, asm.R0, int32(i%256), 1), asm.Add.Imm(asm.R0, 1))
 		}
-		main.emit(g, asm.Add.Imm(asm.R6, 1))
-		main.jump(g, asm.JLT.Imm(asm.R6, 4, ""), head)
-		main.emit(g, asm.Return())
+		a.emit(asm.Add.Imm(asm.R6, 1))
+		a.emit(jumpTo(asm.JLT, asm.R6, 4, int16(head-a.here()-1)), asm.Return())
 		bound = uint64(2 + 4*(2*k+2) + 1)
 	case ShapeConstants:
 		k := max(n-6, 1)
-		main.emit(g, asm.Mov.Imm(asm.R0, 0))
+		a.emit(asm.Mov.Imm(asm.R0, 0))
 		for i := range k {
-			main.emit(g, asm.Mov.Imm(asm.R3, int32(i*7919+11)))
+			a.emit(asm.Mov.Imm(asm.R3, int32(i*7919+11)))
 		}
-		head := g.label()
-		main.emit(g, asm.Mov.Imm(asm.R6, 0))
-		main.bind(head)
-		main.emit(g, asm.Add.Imm(asm.R6, 1))
-		main.jump(g, asm.JLT.Imm(asm.R6, 10, ""), head)
-		main.emit(g, asm.Return())
+		a.emit(asm.Mov.Imm(asm.R6, 0), asm.Add.Imm(asm.R6, 1), jumpTo(asm.JLT, asm.R6, 10, -2), asm.Return())
 		bound = uint64(1 + k + 1 + 2*10 + 1)
 	case ShapeSharedTail:
-		// main: fan calls; f_i: mov, ja tail; tail: n jumps, exit.
-		tail := g.label()
-		main.emit(g, asm.LoadMem(asm.R0, asm.R1, 0, asm.Byte))
-		var fs []*function
+		// main: fan calls; f1: mov, then the tail of n jumps and exit;
+		// every other f_i: mov, ja32 to the tail.
+		a.emit(asm.LoadMem(asm.R0, asm.R1, 0, asm.Byte))
+		fs := make([]int, fan)
 		for i := range fan {
-			f := &function{name: fmt.Sprintf("f%d", i+1), depth: 1}
-			fs = append(fs, f)
-			main.jump(g, asm.Call.Label(""), f.name)
+			fs[i] = a.label()
+			a.call(fs[i])
 		}
-		main.emit(g, asm.Return())
-		for i, f := range fs {
-			g.funcs = append(g.funcs, f)
-			f.emit(g, asm.Mov.Imm(asm.R0, int32(i)))
+		a.emit(asm.Return())
+		tail := a.label()
+		for i := range fan {
+			a.bind(fs[i])
+			a.emit(asm.Mov.Imm(asm.R0, int32(i)))
 			if i > 0 {
-				f.jump(g, asm.Instruction{OpCode: asm.OpCode(asm.Jump32Class).SetJumpOp(asm.Ja)}, tail)
+				a.ja32(tail)
 				continue
 			}
-			f.bind(tail)
+			a.bind(tail)
 			for j := range n {
-				l := g.label()
-				f.jump(g, asm.JEq.Imm(asm.R0, int32(j%256), ""), l)
-				f.bind(l)
+				a.emit(jumpTo(asm.JEq, asm.R0, int32(j%256), 0))
 			}
-			f.emit(g, asm.Return())
+			a.emit(asm.Return())
 		}
-		// f1 falls into the tail, the others jump there.
 		first := uint64(1 + n + 1)
 		rest := uint64(2 + n + 1)
 		bound = 2 + uint64(fan) + first
@@ -203,10 +181,56 @@ func Build(s Shape, n, fan int) Program {
 	default:
 		panic(fmt.Sprintf("verifygen: no shape %d", int(s)))
 	}
-	p := g.finish()
-	p.MaxInsns = min(bound, math.MaxInt64)
+	p := Program{Insns: a.finish(), MemSize: shapeMem, MaxInsns: min(bound, math.MaxInt64)}
 	p.Budget = max(p.MaxInsns, 1)
 	return p
+}
+
+// shapeAsm lays out a shape: one slot per instruction, jumps and calls to
+// numbered labels resolved at the end.
+type shapeAsm struct {
+	insns  asm.Instructions
+	at     []int // label → slot, -1 until bound
+	fixups []struct{ insn, label int }
+}
+
+func (a *shapeAsm) emit(ins ...asm.Instruction) { a.insns = append(a.insns, ins...) }
+func (a *shapeAsm) here() int                   { return len(a.insns) }
+func (a *shapeAsm) label() int                  { a.at = append(a.at, -1); return len(a.at) - 1 }
+func (a *shapeAsm) bind(l int)                  { a.at[l] = a.here() }
+
+func (a *shapeAsm) call(l int) {
+	a.fixups = append(a.fixups, struct{ insn, label int }{a.here(), l})
+	a.emit(asm.Instruction{OpCode: asm.Call.Op(asm.ImmSource), Src: asm.PseudoCall})
+}
+
+func (a *shapeAsm) ja32(l int) {
+	a.fixups = append(a.fixups, struct{ insn, label int }{a.here(), l})
+	a.emit(asm.Instruction{OpCode: asm.OpCode(asm.Jump32Class).SetJumpOp(asm.Ja)})
+}
+
+// jne emits a conditional jump to l, which must be near (16-bit offset).
+func (a *shapeAsm) jne(r asm.Register, k int32, l int) {
+	a.fixups = append(a.fixups, struct{ insn, label int }{a.here(), l})
+	a.emit(jumpTo(asm.JNE, r, k, 0))
+}
+
+// jumpTo is "if r op k goto +off".
+func jumpTo(op asm.JumpOp, r asm.Register, k int32, off int16) asm.Instruction {
+	return asm.Instruction{OpCode: op.Op(asm.ImmSource), Dst: r, Offset: off, Constant: int64(k)}
+}
+
+func (a *shapeAsm) finish() asm.Instructions {
+	for _, f := range a.fixups {
+		d := a.at[f.label] - f.insn - 1
+		ins := &a.insns[f.insn]
+		if ins.OpCode.JumpOp() == asm.JNE {
+			ins.Offset = int16(d)
+		} else {
+			ins.Constant = int64(d)
+		}
+	}
+	return a.insns
 }
 
 // shapeLevels is how many frames the call shapes use: all there are.
@@ -216,32 +240,31 @@ const shapeLevels = maxFrames
 // up its own stack slot, calls f_{l+1} fan times (r1 = its slot, r2 = the
 // site's constant, r3 = memory), then writes r2 through the r1 it got and
 // loads a memory byte at a masked r2. It returns the worst case.
-func (g *gen) callFanOut(main *function, fan int) uint64 {
-	names := make([]string, shapeLevels)
+func (a *shapeAsm) callFanOut(fan int) uint64 {
+	levels := make([]int, shapeLevels)
 	for l := 1; l < shapeLevels; l++ {
-		names[l] = fmt.Sprintf("f%d", l)
+		levels[l] = a.label()
 	}
 	site := 0
-	calls := func(f *function, l int) {
+	calls := func(l int) {
 		for range fan {
-			f.emit(g, asm.Mov.Reg(asm.R1, asm.R10), asm.Add.Imm(asm.R1, -8),
+			a.emit(asm.Mov.Reg(asm.R1, asm.R10), asm.Add.Imm(asm.R1, -8),
 				asm.Mov.Imm(asm.R2, int32(site)), asm.Mov.Reg(asm.R3, asm.R6))
-			f.jump(g, asm.Call.Label(""), names[l+1])
+			a.call(levels[l+1])
 			site++
 		}
 	}
-	main.emit(g, asm.Mov.Reg(asm.R6, asm.R1), storeImm(asm.R10, -8, 0, asm.DWord))
-	calls(main, 0)
-	main.emit(g, asm.LoadMem(asm.R0, asm.R10, -8, asm.DWord), asm.Return())
+	a.emit(asm.Mov.Reg(asm.R6, asm.R1), storeImm(asm.R10, -8, 0, asm.DWord))
+	calls(0)
+	a.emit(asm.LoadMem(asm.R0, asm.R10, -8, asm.DWord), asm.Return())
 	for l := 1; l < shapeLevels; l++ {
-		f := &function{name: names[l], depth: l}
-		g.funcs = append(g.funcs, f)
-		f.emit(g, asm.Mov.Reg(asm.R6, asm.R3), asm.Mov.Reg(asm.R7, asm.R1), asm.Mov.Reg(asm.R8, asm.R2),
+		a.bind(levels[l])
+		a.emit(asm.Mov.Reg(asm.R6, asm.R3), asm.Mov.Reg(asm.R7, asm.R1), asm.Mov.Reg(asm.R8, asm.R2),
 			storeImm(asm.R10, -8, 0, asm.DWord))
 		if l+1 < shapeLevels {
-			calls(f, l)
+			calls(l)
 		}
-		f.emit(g, asm.StoreMem(asm.R7, 0, asm.R8, asm.DWord), asm.And.Imm(asm.R8, 7), asm.Add.Reg(asm.R6, asm.R8),
+		a.emit(asm.StoreMem(asm.R7, 0, asm.R8, asm.DWord), asm.And.Imm(asm.R8, 7), asm.Add.Reg(asm.R6, asm.R8),
 			asm.LoadMem(asm.R0, asm.R6, 0, asm.Byte), asm.Return())
 	}
 	// c = 9 for the last level; 9 + fan*(5 + c_next) above it; main has
@@ -256,37 +279,35 @@ func (g *gen) callFanOut(main *function, fan int) uint64 {
 // callSwitch emits main and seven levels of functions; each reads a
 // selector byte from memory and calls the next level from the branch the
 // selector picks (one of fan), or from none. It returns the worst case.
-func (g *gen) callSwitch(main *function, fan int) uint64 {
-	ja32 := asm.Instruction{OpCode: asm.OpCode(asm.Jump32Class).SetJumpOp(asm.Ja)}
-	body := func(f *function, next string) {
-		f.emit(g, asm.LoadMem(asm.R7, asm.R6, 0, asm.Byte))
-		end := g.label()
-		for i := range fan {
-			skip := g.label()
-			f.jump(g, asm.JNE.Imm(asm.R7, int32(i%256), ""), skip)
-			if next == "" {
-				f.emit(g, asm.Mov.Imm(asm.R0, int32(i)))
-			} else {
-				f.emit(g, asm.Mov.Reg(asm.R3, asm.R6))
-				f.jump(g, asm.Call.Label(""), next)
-			}
-			f.jump(g, ja32, end)
-			f.bind(skip)
-		}
-		f.bind(end)
-		f.emit(g, asm.Mov.Imm(asm.R0, 0), asm.Return())
-	}
-	main.emit(g, asm.Mov.Reg(asm.R6, asm.R1))
-	body(main, "f1")
+func (a *shapeAsm) callSwitch(fan int) uint64 {
+	levels := make([]int, shapeLevels)
 	for l := 1; l < shapeLevels; l++ {
-		f := &function{name: fmt.Sprintf("f%d", l), depth: l}
-		g.funcs = append(g.funcs, f)
-		f.emit(g, asm.Mov.Reg(asm.R6, asm.R3))
-		next := ""
-		if l+1 < shapeLevels {
-			next = fmt.Sprintf("f%d", l+1)
+		levels[l] = a.label()
+	}
+	body := func(l int) {
+		a.emit(asm.LoadMem(asm.R7, asm.R6, 0, asm.Byte))
+		end := a.label()
+		for i := range fan {
+			skip := a.label()
+			a.jne(asm.R7, int32(i%256), skip)
+			if l+1 == shapeLevels {
+				a.emit(asm.Mov.Imm(asm.R0, int32(i)))
+			} else {
+				a.emit(asm.Mov.Reg(asm.R3, asm.R6))
+				a.call(levels[l+1])
+			}
+			a.ja32(end)
+			a.bind(skip)
 		}
-		body(f, next)
+		a.bind(end)
+		a.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+	}
+	a.emit(asm.Mov.Reg(asm.R6, asm.R1))
+	body(0)
+	for l := 1; l < shapeLevels; l++ {
+		a.bind(levels[l])
+		a.emit(asm.Mov.Reg(asm.R6, asm.R3))
+		body(l)
 	}
 	// Per level: mov, load and fan tests, the last one matching; then
 	// mov, call and the callee (a mov at the last level), ja, mov, exit.
