@@ -77,7 +77,10 @@ var worstShapes = []struct {
 	{verifygen.ShapeLoopChain, 2_000_000, 0},
 	{verifygen.ShapeLoopBody, 32_000, 0},
 	{verifygen.ShapeSharedTail, 2_000, 1_000},
-	{verifygen.ShapeSharedTail, 1_000_000, 1_000_000},
+	{verifygen.ShapeSharedTail, 500_000, 500_000},
+	{verifygen.ShapeShifts, 2_000_000, 0},
+	{verifygen.ShapeLoopAround, 20_000, 0},
+	{verifygen.ShapeLoopAround, 2_000_000, 0},
 }
 
 // BenchmarkWorstShapes verifies each worst shape under the default

@@ -50,6 +50,8 @@ func TestShapesAccepted(t *testing.T) {
 		{verifygen.ShapeLoopBody, []int{10, 100, 1000}, nil},
 		{verifygen.ShapeConstants, []int{10, 1000, 100_000}, nil},
 		{verifygen.ShapeSharedTail, []int{10, 100}, []int{2, 10, 100}},
+		{verifygen.ShapeShifts, []int{10, 1000}, nil},
+		{verifygen.ShapeLoopAround, []int{10, 1000, 100_000}, nil},
 	} {
 		fans := tc.fans
 		if fans == nil {
@@ -211,7 +213,7 @@ exit`
 func TestLimitsRefuse(t *testing.T) {
 	chain := verifygen.Build(verifygen.ShapeBranchChain, 5000, 0)
 	fan := verifygen.Build(verifygen.ShapeCallFanOut, 0, 8)
-	alu := variableShifts(20_000)
+	alu := verifygen.Build(verifygen.ShapeShifts, 20_000, 0).Insns
 	for _, tc := range []struct {
 		name  string
 		insns asm.Instructions
@@ -241,16 +243,6 @@ func TestLimitsRefuse(t *testing.T) {
 			}
 		})
 	}
-}
-
-// variableShifts is n shifts by a number the verifier does not know: the
-// abstract domain computes each once per possible count.
-func variableShifts(n int) asm.Instructions {
-	insns := asm.Instructions{asm.LoadMem(asm.R0, asm.R1, 0, asm.DWord), asm.LoadMem(asm.R2, asm.R1, 8, asm.Byte)}
-	for i := range n {
-		insns = append(insns, []asm.ALUOp{asm.LSh, asm.RSh, asm.ArSh}[i%3].Reg(asm.R0, asm.R2))
-	}
-	return append(insns, asm.Mov.Imm(asm.R0, 0), asm.Return())
 }
 
 // TestBudgetBeforeAllocation: a limit refuses a program before the memory

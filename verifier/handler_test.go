@@ -2,6 +2,8 @@ package verifier
 
 import (
 	"errors"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -386,5 +388,27 @@ func TestVerifyObject(t *testing.T) {
 	var verr *Error
 	if !errors.As(err, &verr) || verr.Code != CodeOutOfBounds || verr.Pos != "x.naam:7" {
 		t.Errorf("got %v, want an out-of-bounds rejection at x.naam:7", err)
+	}
+}
+
+// TestCodesDocumented: every rejection code is in the codes table of
+// spec/verifier.md.
+func TestCodesDocumented(t *testing.T) {
+	src, err := os.ReadFile("errors.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := os.ReadFile("../spec/verifier.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := regexp.MustCompile(`Code += "([a-z-]+)"`).FindAllStringSubmatch(string(src), -1)
+	if len(codes) < 20 {
+		t.Fatalf("found %d codes in errors.go", len(codes))
+	}
+	for _, c := range codes {
+		if !strings.Contains(string(spec), "| `"+c[1]+"` |") {
+			t.Errorf("code %s is not in the table of spec/verifier.md", c[1])
+		}
 	}
 }

@@ -45,7 +45,8 @@ type Config struct {
 	// Position names the source of a slot ("file:line") for messages.
 	Position func(slot int) string
 	// Log, if set, receives the whole walk: every block visit with its
-	// state, as the kernel's verifier log at level 2.
+	// state, as the kernel's verifier log at level 2. Writing it is slow,
+	// so with a Log the time limit applies only when Limits.Time is set.
 	Log io.Writer
 }
 
@@ -90,7 +91,11 @@ func Verify(insns asm.Instructions, cfg Config) (*Report, error) {
 
 // verify is Verify, and the meter, for tests of the limits.
 func verify(insns asm.Instructions, cfg Config) (*Report, *meter, error) {
-	m := newMeter(cfg.Limits)
+	lim := cfg.Limits
+	if cfg.Log != nil && lim.Time == 0 {
+		lim.Time = -1
+	}
+	m := newMeter(lim)
 	if err := bytecode.Validate(insns); err != nil {
 		if ie, ok := err.(*bytecode.InsnError); ok {
 			e := &Error{Insn: ie.Insn, Code: CodeInvalidInsn, Msg: ie.Msg}

@@ -45,6 +45,13 @@ const (
 	// ShapeSharedTail is fan functions, each called once, that all jump
 	// into one tail of n blocks: the tail is analysed once per function.
 	ShapeSharedTail
+	// ShapeShifts is one block of n shifts by a number the verifier does
+	// not know: the abstract domain computes each for every count.
+	ShapeShifts
+	// ShapeLoopAround is one loop of 4 iterations around n moves of
+	// distinct constants: a body as long as the program, walked until the
+	// loop head settles, with as many widening thresholds.
+	ShapeLoopAround
 	numShapes
 )
 
@@ -58,7 +65,7 @@ func Shapes() []Shape {
 }
 
 var shapeNames = [...]string{"straight", "branch-chain", "diamonds", "stack-diamonds", "call-fan-out", "call-switch",
-	"loop-chain", "loop-body", "constants", "shared-tail"}
+	"loop-chain", "loop-body", "constants", "shared-tail", "shifts", "loop-around"}
 
 func (s Shape) String() string {
 	if s >= 0 && s < numShapes {
@@ -178,6 +185,26 @@ func Build(s Shape, n, fan int) Program {
 		if fan > 1 {
 			bound += uint64(fan-1) * rest
 		}
+	case ShapeShifts:
+		a.emit(asm.LoadMem(asm.R0, asm.R1, 0, asm.DWord), asm.LoadMem(asm.R2, asm.R1, 8, asm.Byte))
+		for i := range max(n-4, 1) {
+			a.emit([]asm.ALUOp{asm.LSh, asm.RSh, asm.ArSh}[i%3].Reg(asm.R0, asm.R2))
+		}
+		a.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+		bound = uint64(max(n-4, 1) + 4)
+	case ShapeLoopAround:
+		k := max(n-6, 1)
+		head := a.label()
+		a.emit(asm.Mov.Imm(asm.R6, 0))
+		a.bind(head)
+		for i := range k {
+			a.emit(asm.Mov.Imm(asm.R3, int32(i*7919+11)))
+		}
+		a.emit(asm.Add.Imm(asm.R6, 1), jumpTo(asm.JGE, asm.R6, 4, 1))
+		a.ja32(head)
+		a.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+		// 4 times the way around through the back edge, then the exit.
+		bound = uint64(1 + 4*(k+3) + 2)
 	default:
 		panic(fmt.Sprintf("verifygen: no shape %d", int(s)))
 	}
