@@ -53,14 +53,17 @@ func BenchmarkVerify(b *testing.B) {
 	}
 }
 
+// shapeSize is a shape at one size and fan-out (verifygen.Build).
+type shapeSize struct {
+	shape  verifygen.Shape
+	n, fan int
+}
+
 // worstShapes are the generated programs that make the verifier work
 // hardest (internal/verifygen.Shape), at sizes up to the install size
 // limit: 16 MiB of object (wire.MaxInstallSize) holds at most 2,097,152
 // slots of code.
-var worstShapes = []struct {
-	shape  verifygen.Shape
-	n, fan int
-}{
+var worstShapes = []shapeSize{
 	{verifygen.ShapeStraight, 2_000_000, 0},
 	{verifygen.ShapeConstants, 2_000_000, 0},
 	{verifygen.ShapeBranchChain, 20_000, 0},

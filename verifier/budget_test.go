@@ -274,10 +274,7 @@ func TestBudgetBeforeAllocation(t *testing.T) {
 // still held, is within what it reserved (plus the slot tables and a
 // margin for the runtime's rounding).
 func TestAccountingCoversHeap(t *testing.T) {
-	for _, tc := range []struct {
-		shape  verifygen.Shape
-		n, fan int
-	}{
+	for _, tc := range []shapeSize{
 		{verifygen.ShapeBranchChain, 20_000, 0},
 		{verifygen.ShapeStackDiamonds, 5_000, 0},
 		{verifygen.ShapeCallFanOut, 0, 4},

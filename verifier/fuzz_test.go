@@ -36,10 +36,7 @@ func FuzzVerify(f *testing.F) {
 		}
 		f.Add(raw, make([]byte, 64))
 	}
-	for _, s := range []struct {
-		shape  verifygen.Shape
-		n, fan int
-	}{
+	for _, s := range []shapeSize{
 		{verifygen.ShapeCallFanOut, 0, 2}, {verifygen.ShapeCallFanOut, 0, 3},
 		{verifygen.ShapeCallSwitch, 0, 4}, {verifygen.ShapeSharedTail, 200, 20},
 		{verifygen.ShapeBranchChain, 2000, 0}, {verifygen.ShapeDiamonds, 2000, 0},

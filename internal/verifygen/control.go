@@ -430,18 +430,24 @@ func (g *gen) call(f *function) {
 	}
 	f.emit(g, asm.Mov.Reg(asm.R1, asm.R10), asm.Add.Imm(asm.R1, int32(-k)), asm.Mov.Reg(asm.R2, asm.R6))
 	g.origin = "call"
-	f.jump(g, asm.Call.Label(""), callee.name)
+	// The callee may have overwritten the bytes it was given.
+	g.callFrom(f, callee.name, callee.retKind)
+	if callee.retKind == kMemPtr && g.mem >= 1 {
+		g.access(f, asm.R0, 0, 1, opLoad)
+	}
+}
+
+// callFrom emits a call of the function named callee from f: r1–r5 are
+// gone after it, r0 holds what the callee returns (ret).
+func (g *gen) callFrom(f *function, callee string, ret regKind) {
+	f.jump(g, asm.Call.Label(""), callee)
 	g.calls++
 	for r := asm.R1; r <= asm.R5; r++ {
 		if !f.reserved[r] {
 			g.set(f, r, kNone, 0)
 		}
 	}
-	// The callee may have overwritten the bytes it was given.
-	g.set(f, asm.R0, callee.retKind, 0)
-	if callee.retKind == kMemPtr && g.mem >= 1 {
-		g.access(f, asm.R0, 0, 1, opLoad)
-	}
+	g.set(f, asm.R0, ret, 0)
 }
 
 // newCallee generates a function at the given depth that takes r1 = the
@@ -503,14 +509,7 @@ func (g *gen) deepChain(f *function) {
 	f.emit(g, storeImm(asm.R10, -8, 1, asm.DWord))
 	f.markStack(-8, 8)
 	f.emit(g, asm.Mov.Reg(asm.R1, asm.R10), asm.Add.Imm(asm.R1, -8))
-	f.jump(g, asm.Call.Label(""), names[0])
-	g.calls++
-	for r := asm.R1; r <= asm.R5; r++ {
-		if !f.reserved[r] {
-			g.set(f, r, kNone, 0)
-		}
-	}
-	g.set(f, asm.R0, kScalar, 0)
+	g.callFrom(f, names[0], kScalar)
 	saved := g.origin
 	for i, name := range names {
 		fn := &function{name: name, depth: f.depth + 1 + i}
@@ -581,14 +580,7 @@ func (g *gen) callTree(f *function) {
 		names[l] = fmt.Sprintf("f%d", len(g.funcs)+l-1)
 	}
 	f.emit(g, asm.Mov.Imm(asm.R1, g.imm32()))
-	f.jump(g, asm.Call.Label(""), names[1])
-	g.calls++
-	for r := asm.R1; r <= asm.R5; r++ {
-		if !f.reserved[r] {
-			g.set(f, r, kNone, 0)
-		}
-	}
-	g.set(f, asm.R0, kScalar, 0)
+	g.callFrom(f, names[1], kScalar)
 	for l := 1; l <= depth; l++ {
 		fn := &function{name: names[l], depth: f.depth + l}
 		g.funcs = append(g.funcs, fn)

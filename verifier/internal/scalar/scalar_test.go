@@ -1144,24 +1144,7 @@ func widenLinear(v, next Value, thresholds []uint64) Value {
 		}
 	}
 	w.lo = widenLow32Linear(v.lo, next.lo, thresholds)
-	w.T = tnumUnion(v.T, next.T)
-	if w.Umin != v.Umin || w.Umax != v.Umax || w.Smin != v.Smin || w.Smax != v.Smax || w.lo != v.lo {
-		// The new range, seen as a tnum, with the low bits that are known
-		// in w.T (below its lowest unknown bit) kept.
-		r := tnumRange(w.Umin, w.Umax)
-		if ps, n := pieces(w.Umin, w.Umax, w.Smin, w.Smax); n == 2 {
-			r = tnumUnion(tnumRange(ps[0].lo, ps[0].hi), tnumRange(ps[1].lo, ps[1].hi))
-		} else if n == 1 {
-			r = tnumRange(ps[0].lo, ps[0].hi)
-		}
-		low := w.T.Mask&-w.T.Mask - 1
-		if w.T.Mask == 0 {
-			low = maxU64
-		}
-		r = Tnum{r.Value&^low | w.T.Value&low, r.Mask &^ low}
-		w.T = tnumUnion(w.T, r)
-	}
-	return mustNorm(w)
+	return widenT(v, next, w)
 }
 
 // widenLow32 widens the 32-bit ranges as Widen does the 64-bit ones, with

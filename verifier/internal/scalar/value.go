@@ -148,6 +148,12 @@ func (v Value) Widen(next Value, th Thresholds) Value {
 		w.Smax = th.widenSmax(next.Smax)
 	}
 	w.lo = widenLow32(v.lo, next.lo, th)
+	return widenT(v, next, w)
+}
+
+// widenT completes w, v widened by next with its bounds already moved:
+// T is joined, and takes in the new range when a bound moved.
+func widenT(v, next, w Value) Value {
 	w.T = tnumUnion(v.T, next.T)
 	if w.Umin != v.Umin || w.Umax != v.Umax || w.Smin != v.Smin || w.Smax != v.Smax || w.lo != v.lo {
 		// The new range, seen as a tnum, with the low bits that are known
