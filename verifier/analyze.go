@@ -737,6 +737,9 @@ func (c *checker) branch(st *state, slot int, ins *asm.Instruction) (fall, taken
 	if a.kind.isPointer() || b.kind.isPointer() {
 		return c.pointerBranch(st, slot, regs, jop, jmp32, a, b)
 	}
+	if int(jop) >= len(conds) {
+		return nil, nil, c.fail(slot, CodeInvalidInsn, st, nil, "unexpected conditional jump %v", jop)
+	}
 	cond := conds[jop]
 	if err := c.m.step(16, slot); err != nil {
 		return nil, nil, err
