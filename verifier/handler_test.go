@@ -383,6 +383,10 @@ func TestVerifyObject(t *testing.T) {
 	if len(rep.Entries) != 2 || rep.Entries[1].Name != "b" || len(rep.RegionsRead) != 1 {
 		t.Errorf("report %+v", rep)
 	}
+	// Each entry reports what its own runs touch.
+	if a, b := rep.Entries[0], rep.Entries[1]; len(a.RegionsRead) != 0 || len(b.RegionsRead) != 1 || b.RegionsRead[0] != 0 || len(a.Helpers)+len(b.Helpers) != 0 {
+		t.Errorf("entries %+v", rep.Entries)
+	}
 	obj.Regions[0].Size = 12 // the load at offset 8 now runs past the end
 	_, err = VerifyObject(obj, Config{})
 	var verr *Error

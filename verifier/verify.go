@@ -3,6 +3,8 @@ package verifier
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/cilium/ebpf/asm"
@@ -70,11 +72,19 @@ type Report struct {
 	Usage Usage
 }
 
-// EntryReport is the bound of one entry.
+// EntryReport is what the verifier proved of one entry: its bound, and
+// the regions and helpers its runs may use (a subset of the Report's: the
+// ones on paths the analysis found feasible from this entry).
 type EntryReport struct {
 	Name     string
 	Slot     int
 	MaxInsns uint64
+	// RegionsRead and RegionsWritten list region indices.
+	RegionsRead, RegionsWritten []int
+	// Helpers lists the helper numbers the entry may call; HostOnly is
+	// set when one of them exists only on the host.
+	Helpers  []uint32
+	HostOnly bool
 }
 
 // String is a one-line summary with max-insns=K, as naamc verify prints it.
@@ -155,7 +165,9 @@ func run(insns asm.Instructions, cfg Config, m *meter) (*Report, *Error) {
 		return nil, err
 	}
 	rep := &Report{Insns: len(insns)}
+	read, written, helpers := map[int16]bool{}, map[int16]bool{}, map[uint32]bool{}
 	for _, e := range entries {
+		c.regionsRead, c.regionsWritten, c.helpersUsed = map[int16]bool{}, map[int16]bool{}, map[uint32]bool{}
 		bound, err := c.analyzeEntry(e)
 		if err != nil {
 			return nil, err
@@ -164,21 +176,34 @@ func run(insns asm.Instructions, cfg Config, m *meter) (*Report, *Error) {
 			return nil, &Error{Insn: c.crossing(cfg.Budget), Code: CodeBudget,
 				Msg: fmt.Sprintf("entry %q may execute up to %d instructions, over the budget of %d; its costliest path passes the budget here", e.Name, bound, cfg.Budget)}
 		}
-		rep.Entries = append(rep.Entries, EntryReport{Name: e.Name, Slot: e.Slot, MaxInsns: bound})
+		er := EntryReport{Name: e.Name, Slot: e.Slot, MaxInsns: bound,
+			RegionsRead: keys(c.regionsRead), RegionsWritten: keys(c.regionsWritten)}
+		er.Helpers, er.HostOnly = helperList(c.helpersUsed)
+		rep.Entries = append(rep.Entries, er)
 		rep.MaxInsns = max(rep.MaxInsns, bound)
+		maps.Copy(read, c.regionsRead)
+		maps.Copy(written, c.regionsWritten)
+		maps.Copy(helpers, c.helpersUsed)
 	}
 	rep.StackDepth = c.stackDepth
-	rep.RegionsRead = keys(c.regionsRead)
-	rep.RegionsWritten = keys(c.regionsWritten)
-	for id := range c.helpersUsed {
-		rep.Helpers = append(rep.Helpers, id)
-		if h, ok := bytecode.Helper(id); ok && h.HostOnly {
-			rep.HostOnly = true
-		}
-	}
-	sort.Slice(rep.Helpers, func(i, j int) bool { return rep.Helpers[i] < rep.Helpers[j] })
+	rep.RegionsRead = keys(read)
+	rep.RegionsWritten = keys(written)
+	rep.Helpers, rep.HostOnly = helperList(helpers)
 	rep.States = c.visits
 	return rep, nil
+}
+
+// helperList is the sorted helper numbers of set, and whether one of them
+// exists only on the host.
+func helperList(set map[uint32]bool) (ids []uint32, hostOnly bool) {
+	for id := range set {
+		ids = append(ids, id)
+		if h, ok := bytecode.Helper(id); ok && h.HostOnly {
+			hostOnly = true
+		}
+	}
+	slices.Sort(ids)
+	return ids, hostOnly
 }
 
 func withPos(e *Error, cfg Config) *Error {
