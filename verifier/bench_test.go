@@ -83,6 +83,7 @@ var worstShapes = []shapeSize{
 	{verifygen.ShapeSharedTail, 500_000, 500_000},
 	{verifygen.ShapeShifts, 2_000_000, 0},
 	{verifygen.ShapeLoopAround, 20_000, 0},
+	{verifygen.ShapeLoopAround, 1_000_000, 0},
 	{verifygen.ShapeLoopAround, 2_000_000, 0},
 }
 
