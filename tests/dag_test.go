@@ -42,6 +42,8 @@ var allowedImports = map[string][]string{
 	"examples/rpc":             {"bytecode", "nicrt", "host", "examples/call", "examples/internal/source"},
 	"internal/workload":        {},
 	"internal/memcache":        {"internal/workload"},
+	"internal/netnstest":       {},
+	"xdp":                      {"bytecode", "nicrt/wire", "verifier"},
 }
 
 // TestPackageDAG checks every package's NAAM imports (non-test code)

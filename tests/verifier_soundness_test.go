@@ -70,7 +70,11 @@ func soundConfig(tb testing.TB) (n int, seed uint64) {
 // soundStats is what a run of the soundness fuzzer saw.
 type soundStats struct {
 	programs, accepted int
-	rejected           map[verifier.Code]int
+	// shared counts the accepted programs with calls verified a second
+	// time with every call sharing its function's context
+	// (Limits.CallStrings < 0), sharedAccepted those accepted again.
+	shared, sharedAccepted int
+	rejected               map[verifier.Code]int
 	// defectAccepted counts accepted programs the generator built with a
 	// boundary step: the cases where an unsound verifier would show.
 	defectAccepted int
@@ -103,6 +107,8 @@ func newSoundStats() *soundStats {
 func (s *soundStats) merge(o *soundStats) {
 	s.programs += o.programs
 	s.accepted += o.accepted
+	s.shared += o.shared
+	s.sharedAccepted += o.sharedAccepted
 	s.defectAccepted += o.defectAccepted
 	s.runs += o.runs
 	s.failed += o.failed
@@ -165,6 +171,27 @@ func (c *soundChecker) checkSeed(seed uint64) {
 	if len(p.Defects) > 0 {
 		c.stats.defectAccepted++
 	}
+	c.run(p, rep, seed)
+	if p.Calls > 0 {
+		// The same program with every call sharing its function's
+		// context: less precise, and as sound.
+		c.stats.shared++
+		rep, err := soundVerifyWith(p, verifier.Limits{CallStrings: -1})
+		if err != nil {
+			var verr *verifier.Error
+			if !errors.As(err, &verr) {
+				c.fail(p, nil, nil, nil, fmt.Errorf("the verifier failed without a rejection (shared contexts): %w", err))
+			}
+			return
+		}
+		c.stats.sharedAccepted++
+		c.run(p, rep, seed)
+	}
+}
+
+// run runs program p, which the verifier accepted with rep, in the checked
+// VM and the reference interpreter.
+func (c *soundChecker) run(p verifygen.Program, rep *verifier.Report, seed uint64) {
 	prog, err := vm.Load(p.Insns)
 	if err != nil {
 		c.fail(p, rep, nil, nil, fmt.Errorf("the VM refuses an accepted program: %w", err))
@@ -221,12 +248,16 @@ func soundBreaks(p verifygen.Program, seed uint64) bool {
 }
 
 func soundVerify(p verifygen.Program) (rep *verifier.Report, err error) {
+	return soundVerifyWith(p, verifier.Limits{})
+}
+
+func soundVerifyWith(p verifygen.Program, lim verifier.Limits) (rep *verifier.Report, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("verifier panic: %v", r)
 		}
 	}()
-	return verifier.Verify(p.Insns, verifier.Config{Raw: true, MemSize: p.MemSize, Budget: p.Budget})
+	return verifier.Verify(p.Insns, verifier.Config{Raw: true, MemSize: p.MemSize, Budget: p.Budget, Limits: lim})
 }
 
 // soundMemory is run i's memory: all zero, all 0xff, random, or random
@@ -375,6 +406,7 @@ func TestVerifierSoundness(t *testing.T) {
 	rejected := s.programs - s.accepted
 	t.Logf("accepted %d (%.1f%%; %d of them with a boundary step the verifier found safe), rejected %d (%.1f%%)",
 		s.accepted, soundPct(s.accepted, s.programs), s.defectAccepted, rejected, soundPct(rejected, s.programs))
+	t.Logf("with shared call contexts, %d of %d accepted programs with calls are accepted again and run", s.sharedAccepted, s.shared)
 	t.Logf("rejections by code:\n%s", soundHistogram(codeCounts(s.rejected), 0))
 	if len(s.cleanRejected) > 0 {
 		t.Logf("rejections of programs the generator meant to be safe (imprecision, or generator slips), top 10:\n%s",

@@ -3,7 +3,8 @@ package verifier
 import (
 	"container/heap"
 	"fmt"
-	"slices"
+	"math"
+	"unsafe"
 
 	"github.com/cilium/ebpf/asm"
 
@@ -14,9 +15,10 @@ import (
 // widenAfter is how many times a loop head is joined before widening.
 const widenAfter = 3
 
-// maxVisits bounds the analysis itself: a program that needs more block
-// visits than this is rejected rather than analysed forever.
-const maxVisits = 1_000_000
+// visitCost is what a visit of a block costs in steps besides its
+// instructions: cloning, joining and queueing states, about as much time
+// as interpreting this many instructions.
+const visitCost = 64
 
 // checker holds one verification: the program, its CFG and what the
 // analysis has found so far.
@@ -25,96 +27,166 @@ type checker struct {
 	g     *cfg
 	funcs map[int]*function
 	cfg   Config
+	m     *meter
 
-	order      []int // block id → position in a depth-first order, for the worklist
-	loopHead   []bool
-	thresholds []uint64
+	order    []int32 // block id → position in a depth-first order, for the worklist
+	loopHead []bool
+	th       *scalar.Thresholds // built at the first widening
 
 	// Per entry analysis.
-	ctxs   []*context
-	ctxKey map[[2]int]int
-	states map[node]*state
-	visits int
+	ctxs    []*context
+	ctxKey  map[[2]int]int // (caller context, call block) → callee context
+	shared  map[[2]int]int // (function entry block, depth) → its shared context
+	strings map[int]int    // function entry block → call-string contexts made for it
+	states  map[node]*nodeState
+	work    *worklist
+	bounds  map[int]uint64 // context → its worst case, once computed
+	visits  int
+	// held counts what hold reserved for this entry's states.
+	heldStates int
+	heldBytes  int64
 
 	stackDepth                  int
 	regionsRead, regionsWritten map[int16]bool
 	helpersUsed                 map[uint32]bool
 	loops                       map[int]*funcLoops // by function entry block
+	stepMemo                    map[stepKey]stepResult
 }
 
-// context is a call string: which call site (in which parent context)
-// entered the function. The root context is the entry's.
+// context is one analysis of a function. A call-string context is
+// entered from one call site of one parent context, and returns there. A
+// shared context stands for every further call of its function at its
+// depth once the function has used up its call strings (Limits.CallStrings):
+// its entry state is the join of theirs, and it returns to each of them
+// (conts) with the frames it did not write taken from that caller.
 type context struct {
 	id, parent int
-	site       int // the parent's call block
+	site       int // the parent's call block; -1 for the root and shared contexts
 	fn         int // the function's entry block
 	depth      int // frames: 1 for the root
+	shared     bool
+	conts      []cont
+	contAt     map[[2]int]int // (caller context, call block) → index in conts
+	exit       *state         // the join of the states at its exits
+	// resumeQueued: exit grew since the callers last got it; a resume
+	// node, queued after every block of the context, hands it to them.
+	resumeQueued bool
+}
+
+// resumeBlock is the block of a context's resume node.
+const resumeBlock = -1
+
+// cont is a pending return of a shared context: the caller's context and
+// call block, and its state at the call.
+type cont struct {
+	ctx, site int
+	st        *state
 }
 
 type node struct{ ctx, block int }
 
-func newChecker(p *program, g *cfg, funcs map[int]*function, cfg Config) *checker {
-	c := &checker{p: p, g: g, funcs: funcs, cfg: cfg,
+// nodeState is what the analysis holds for one node: its state, how many
+// times one was joined in, and whether the node is queued.
+type nodeState struct {
+	st     *state
+	joins  int32
+	queued bool
+}
+
+func newChecker(p *program, g *cfg, funcs map[int]*function, cfg Config, m *meter) (*checker, *Error) {
+	c := &checker{p: p, g: g, funcs: funcs, cfg: cfg, m: m,
 		regionsRead: map[int16]bool{}, regionsWritten: map[int16]bool{}, helpersUsed: map[uint32]bool{},
-		loops: map[int]*funcLoops{}}
-	c.order = make([]int, len(g.blocks))
+		loops: map[int]*funcLoops{}, stepMemo: map[stepKey]stepResult{}}
+	c.order = make([]int32, len(g.blocks))
 	c.loopHead = make([]bool, len(g.blocks))
 	for i := range c.order {
 		c.order[i] = -1
 	}
-	// Depth-first numbering and loop heads (targets of retreating edges).
-	n := 0
+	// Depth-first numbering and loop heads (targets of retreating edges),
+	// the callee of a call after the block's own successors.
+	n := int32(0)
 	onStack := make([]bool, len(g.blocks))
-	var dfs func(b int)
-	dfs = func(b int) {
-		c.order[b] = n
-		n++
-		onStack[b] = true
-		bl := g.blocks[b]
-		next := append([]int(nil), bl.succs...)
-		if bl.term == termCall {
-			next = append(next, bl.callee)
+	type dfsFrame struct{ b, next int }
+	next := func(b *block, i int) (int, bool) {
+		if i < len(b.succs) {
+			return b.succs[i], true
 		}
-		for _, s := range next {
-			if c.order[s] < 0 {
-				dfs(s)
-			} else if onStack[s] {
+		if i == len(b.succs) && b.term == termCall {
+			return b.callee, true
+		}
+		return 0, false
+	}
+	var stack []dfsFrame
+	for root := range g.blocks {
+		if c.order[root] >= 0 {
+			continue
+		}
+		c.order[root] = n
+		n++
+		onStack[root] = true
+		stack = append(stack[:0], dfsFrame{root, 0})
+		for len(stack) > 0 {
+			top := &stack[len(stack)-1]
+			s, ok := next(&g.blocks[top.b], top.next)
+			if !ok {
+				onStack[top.b] = false
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			top.next++
+			switch {
+			case c.order[s] < 0:
+				c.order[s] = n
+				n++
+				onStack[s] = true
+				stack = append(stack, dfsFrame{s, 0})
+			case onStack[s]:
 				c.loopHead[s] = true
 			}
 		}
-		onStack[b] = false
 	}
-	for _, b := range g.blocks {
-		if c.order[b.id] < 0 {
-			dfs(b.id)
-		}
+	if err := m.step(int64(len(g.blocks)), 0); err != nil {
+		return nil, err
 	}
-	c.thresholds = thresholds(p, cfg)
-	return c
+	return c, nil
 }
 
 // thresholds are the constants loop-head widening stops at: every
-// immediate of the program and the sizes of its objects, each ±1.
-func thresholds(p *program, cfg Config) []uint64 {
-	out := make([]uint64, 0, 6*len(p.insns)+16)
-	add := func(v uint64) { out = append(out, v-1, v, v+1) }
-	add(0)
-	for i := range p.insns {
-		add(uint64(p.insns[i].Constant))
-		add(uint64(uint32(p.insns[i].Constant)))
+// immediate of the program and the sizes of its objects, each ±1. They
+// are collected at the first widening, which most programs never reach.
+func (c *checker) thresholds(slot int) (scalar.Thresholds, *Error) {
+	if c.th != nil {
+		return *c.th, nil
 	}
-	add(cfg.MemSize)
-	for _, r := range cfg.Regions {
-		add(r.Size)
+	n := len(c.p.insns) + len(c.cfg.Regions) + 3
+	for i := range c.p.insns {
+		if k := c.p.insns[i].Constant; uint64(uint32(k)) != uint64(k) {
+			n++
+		}
 	}
-	add(stackSize)
-	slices.Sort(out)
-	return slices.Compact(out)
+	if err := c.m.grow(0, 8*int64(n), slot); err != nil {
+		return scalar.Thresholds{}, err
+	}
+	base := make([]uint64, 0, n)
+	base = append(base, 0, c.cfg.MemSize, stackSize)
+	for i := range c.p.insns {
+		k := c.p.insns[i].Constant
+		base = append(base, uint64(k))
+		if uint64(uint32(k)) != uint64(k) {
+			base = append(base, uint64(uint32(k)))
+		}
+	}
+	for _, r := range c.cfg.Regions {
+		base = append(base, r.Size)
+	}
+	th := scalar.NewSpreadThresholds(base)
+	c.th = &th
+	return th, nil
 }
 
 // initial is the state at an entry point.
 func (c *checker) initial() *state {
-	st := &state{frames: []*frame{{}}}
+	st := &state{frames: []*frame{{}}, own: 1}
 	st.regs[asm.R10] = pointer(kStack, 0)
 	if c.cfg.Raw {
 		st.regs[asm.R1] = pointer(kMem, 0)
@@ -129,8 +201,7 @@ func (c *checker) initial() *state {
 // that a loop's body settles before what follows it.
 type worklist struct {
 	items []node
-	in    map[node]bool
-	order []int
+	order []int32
 }
 
 func (w *worklist) Len() int { return len(w.items) }
@@ -139,7 +210,16 @@ func (w *worklist) Less(i, j int) bool {
 	if a.ctx != b.ctx {
 		return a.ctx < b.ctx
 	}
-	return w.order[a.block] < w.order[b.block]
+	return w.pos(a.block) < w.pos(b.block)
+}
+
+// pos is a block's place in the order; a context's resume node comes
+// after all of its blocks.
+func (w *worklist) pos(b int) int32 {
+	if b == resumeBlock {
+		return math.MaxInt32
+	}
+	return w.order[b]
 }
 func (w *worklist) Swap(i, j int) { w.items[i], w.items[j] = w.items[j], w.items[i] }
 func (w *worklist) Push(x any)    { w.items = append(w.items, x.(node)) }
@@ -149,51 +229,165 @@ func (w *worklist) Pop() any {
 	return x
 }
 
-// analyzeEntry runs the fixpoint from one entry and returns its bound.
-func (c *checker) analyzeEntry(e Entry) (uint64, *Error) {
-	c.ctxs = []*context{{id: 0, parent: -1, site: -1, fn: c.g.blockOf[e.Slot], depth: 1}}
-	c.ctxKey = map[[2]int]int{}
-	c.states = map[node]*state{}
-	joins := map[node]int{}
-	w := &worklist{in: map[node]bool{}, order: c.order}
-	propagate := func(n node, st *state) {
-		old, ok := c.states[n]
-		if !ok {
-			c.states[n] = st
-		} else {
-			joins[n]++
-			widen := c.loopHead[n.block] && joins[n] > widenAfter
-			merged := old.join(st, int32(n.block+1), widen, c.thresholds)
-			if merged.equal(old) {
-				return
+// hold accounts for st being kept (a block state, a pending return, an
+// exit state) and makes it immutable: from now on its frames are shared.
+func (c *checker) hold(st *state, slot int) *Error {
+	st.own = 0
+	bytes := stateCost + framePtr*int64(len(st.frames))
+	for _, f := range st.frames {
+		if f.refs == 0 {
+			bytes += frameCost
+			for _, ch := range f.chunks {
+				if ch != nil && ch.refs == 0 {
+					bytes += chunkCost
+				}
 			}
-			c.states[n] = merged
-		}
-		if !w.in[n] {
-			w.in[n] = true
-			heap.Push(w, n)
 		}
 	}
-	propagate(node{0, c.g.blockOf[e.Slot]}, c.initial())
-	for w.Len() > 0 {
-		n := heap.Pop(w).(node)
-		delete(w.in, n)
-		c.visits++
-		if c.visits > maxVisits {
-			return 0, c.fail(c.g.blocks[n.block].start, CodeBudget, nil, nil, "the analysis needed more than %d block visits; simplify the control flow", maxVisits)
+	if err := c.m.grow(1, bytes, slot); err != nil {
+		return err
+	}
+	c.heldStates++
+	c.heldBytes += bytes
+	for _, f := range st.frames {
+		if f.refs++; f.refs == 1 {
+			for _, ch := range f.chunks {
+				if ch != nil {
+					ch.refs++
+				}
+			}
 		}
-		st := c.states[n].clone()
+	}
+	return nil
+}
+
+// release undoes hold for a state no longer kept.
+func (c *checker) release(st *state) {
+	bytes := stateCost + framePtr*int64(len(st.frames))
+	for _, f := range st.frames {
+		if f.refs--; f.refs == 0 {
+			bytes += frameCost
+			for _, ch := range f.chunks {
+				if ch != nil {
+					if ch.refs--; ch.refs == 0 {
+						bytes += chunkCost
+					}
+				}
+			}
+		}
+	}
+	c.m.shrink(1, bytes)
+	c.heldStates--
+	c.heldBytes -= bytes
+}
+
+// analyzeEntry runs the fixpoint from one entry and returns its bound.
+func (c *checker) analyzeEntry(e Entry) (uint64, *Error) {
+	defer func() { // this entry's states are dropped
+		c.m.shrink(c.heldStates, c.heldBytes)
+		c.heldStates, c.heldBytes = 0, 0
+	}()
+	root := int(c.g.blockOf[e.Slot])
+	c.ctxs = nil
+	c.ctxKey, c.shared, c.strings = map[[2]int]int{}, map[[2]int]int{}, map[int]int{}
+	c.states, c.bounds = map[node]*nodeState{}, map[int]uint64{}
+	c.work = &worklist{order: c.order}
+	if _, err := c.newContext(-1, -1, root, 1, false); err != nil {
+		return 0, err
+	}
+	if err := c.propagate(node{0, root}, c.initial()); err != nil {
+		return 0, err
+	}
+	for c.work.Len() > 0 {
+		n := heap.Pop(c.work).(node)
+		if n.block == resumeBlock {
+			if err := c.resumeAll(c.ctxs[n.ctx]); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		ns := c.states[n]
+		ns.queued = false
+		c.visits++
+		b := c.g.blk(n.block)
+		if err := c.m.step(int64(b.insns)+visitCost, b.start); err != nil {
+			return 0, err
+		}
+		st := ns.st.clone()
 		if c.cfg.Log != nil {
-			fmt.Fprintf(c.cfg.Log, "ctx %d block %d (insns %d..%d): %s\n", n.ctx, n.block, c.g.blocks[n.block].start, c.g.blocks[n.block].end-1, st.regString())
+			fmt.Fprintf(c.cfg.Log, "ctx %d block %d (insns %d..%d): %s\n", n.ctx, n.block, b.start, b.end-1, st.regString())
 			if s := st.stackString(); s != "" {
 				fmt.Fprintf(c.cfg.Log, "\tstack: %s\n", s)
 			}
 		}
-		if err := c.block(st, n, propagate); err != nil {
+		if err := c.block(st, n); err != nil {
 			return 0, err
 		}
 	}
 	return c.bound(0)
+}
+
+// newContext adds a context; parent and site are -1 for the root and for
+// shared contexts.
+func (c *checker) newContext(parent, site, fn, depth int, shared bool) (int, *Error) {
+	if err := c.m.grow(0, ctxCost, c.g.blk(fn).start); err != nil {
+		return 0, err
+	}
+	id := len(c.ctxs)
+	ctx := &context{id: id, parent: parent, site: site, fn: fn, depth: depth, shared: shared}
+	if shared {
+		ctx.contAt = map[[2]int]int{}
+	}
+	c.ctxs = append(c.ctxs, ctx)
+	return id, nil
+}
+
+// propagate hands st to node n: the first state n gets is kept, later ones
+// are joined in (widened at loop heads), and n is queued when its state
+// grew.
+func (c *checker) propagate(n node, st *state) *Error {
+	slot := c.g.blk(n.block).start
+	ns := c.states[n]
+	if ns == nil {
+		if err := c.hold(st, slot); err != nil {
+			return err
+		}
+		ns = &nodeState{st: st}
+		c.states[n] = ns
+	} else {
+		old := ns.st
+		ns.joins++
+		if err := c.m.step(int64(8*len(st.frames)), slot); err != nil {
+			return err
+		}
+		widen := c.loopHead[n.block] && ns.joins > widenAfter
+		th := scalar.Thresholds{}
+		if ctx := c.ctxs[n.ctx]; ctx.shared && n.block == ctx.fn && !c.loopHead[n.block] {
+			// The entry of a shared context, joined from every call
+			// that shares it: widen straight to the limits, so that
+			// callers passing ever new constants settle at once.
+			widen = ns.joins > widenAfter
+		} else if widen {
+			var err *Error
+			if th, err = c.thresholds(slot); err != nil {
+				return err
+			}
+		}
+		merged := old.join(st, int32(n.block+1), widen, th)
+		if merged.equal(old) {
+			return nil
+		}
+		if err := c.hold(merged, slot); err != nil {
+			return err
+		}
+		c.release(old)
+		ns.st = merged
+	}
+	if !ns.queued {
+		ns.queued = true
+		heap.Push(c.work, n)
+	}
+	return nil
 }
 
 // noteStack records the stack in use at the end of a block: the sum of the
@@ -207,8 +401,8 @@ func (c *checker) noteStack(st *state) {
 }
 
 // block runs one block in one context and hands its successors their states.
-func (c *checker) block(st *state, n node, propagate func(node, *state)) *Error {
-	b := c.g.blocks[n.block]
+func (c *checker) block(st *state, n node) *Error {
+	b := c.g.blk(n.block)
 	for s := b.start; s < b.last; s++ {
 		if c.p.insnAt[s] < 0 {
 			continue
@@ -227,25 +421,25 @@ func (c *checker) block(st *state, n node, propagate func(node, *state)) *Error 
 	}
 	c.noteStack(st)
 	switch b.term {
-	case termFall:
-		propagate(node{n.ctx, b.succs[0]}, st)
-	case termJump:
-		propagate(node{n.ctx, b.succs[0]}, st)
+	case termFall, termJump:
+		return c.propagate(node{n.ctx, b.succs[0]}, st)
 	case termCond:
 		fall, taken, err := c.branch(st, b.last, ins)
 		if err != nil {
 			return err
 		}
 		if fall != nil {
-			propagate(node{n.ctx, b.succs[0]}, fall)
+			if err := c.propagate(node{n.ctx, b.succs[0]}, fall); err != nil {
+				return err
+			}
 		}
 		if taken != nil {
-			propagate(node{n.ctx, b.succs[1]}, taken)
+			return c.propagate(node{n.ctx, b.succs[1]}, taken)
 		}
 	case termCall:
-		return c.call(st, n, b, propagate)
+		return c.call(st, n, b)
 	case termExit:
-		return c.exit(st, n, b, propagate)
+		return c.exit(st, n, b)
 	}
 	return nil
 }
@@ -267,20 +461,51 @@ func trimNL(s string) string {
 	return s
 }
 
-// call enters a local function in a new context.
-func (c *checker) call(st *state, n node, b *block, propagate func(node, *state)) *Error {
-	ctx := c.ctxs[n.ctx]
-	key := [2]int{n.ctx, b.id}
-	id, ok := c.ctxKey[key]
-	if !ok {
-		id = len(c.ctxs)
-		c.ctxKey[key] = id
-		c.ctxs = append(c.ctxs, &context{id: id, parent: n.ctx, site: b.id, fn: b.callee, depth: ctx.depth + 1})
+// calleeContext is the context a call from block b of context parent
+// enters: a new call string while the callee has call strings left, else
+// the callee's shared context at that depth.
+func (c *checker) calleeContext(parent int, b *block) (int, *Error) {
+	key := [2]int{parent, b.id}
+	if id, ok := c.ctxKey[key]; ok {
+		return id, nil
+	}
+	depth := c.ctxs[parent].depth + 1
+	var id int
+	var err *Error
+	if c.strings[b.callee] < c.m.lim.CallStrings {
+		c.strings[b.callee]++
+		id, err = c.newContext(parent, b.id, b.callee, depth, false)
+	} else if sid, ok := c.shared[[2]int{b.callee, depth}]; ok {
+		id = sid
+	} else {
+		id, err = c.newContext(-1, -1, b.callee, depth, true)
+		c.shared[[2]int{b.callee, depth}] = id
+	}
+	if err != nil {
+		return 0, err
+	}
+	if err := c.m.grow(0, mapEntry, b.last); err != nil {
+		return 0, err
+	}
+	c.ctxKey[key] = id
+	return id, nil
+}
+
+// call enters a local function.
+func (c *checker) call(st *state, n node, b *block) *Error {
+	id, err := c.calleeContext(n.ctx, b)
+	if err != nil {
+		return err
 	}
 	callee := st.clone()
-	f := &frame{}
+	f := &frame{callerWrote: st.wrote}
 	copy(f.saved[:], st.regs[asm.R6:asm.R10])
+	for _, v := range f.saved {
+		f.pkts = f.pkts || v.kind.packetLike()
+	}
 	callee.frames = append(callee.frames, f)
+	callee.own |= 1 << (len(callee.frames) - 1)
+	callee.wrote = 0
 	for r := asm.R0; r <= asm.R9; r++ {
 		if r < asm.R1 || r > asm.R5 {
 			callee.regs[r] = value{}
@@ -288,12 +513,126 @@ func (c *checker) call(st *state, n node, b *block, propagate func(node, *state)
 	}
 	callee.regs[asm.R10] = value{kind: kStack, frame: int8(len(callee.frames) - 1), off: scalar.Const(0)}
 	c.logInsn(b.last, callee)
-	propagate(node{id, b.callee}, callee)
+	if c.ctxs[id].shared {
+		if err := c.addCont(id, n.ctx, b.id, st); err != nil {
+			return err
+		}
+	}
+	return c.propagate(node{id, b.callee}, callee)
+}
+
+// addCont records that the caller's context entered shared context id
+// from block site with state st, and returns to it at once if the shared
+// context has reached an exit.
+func (c *checker) addCont(id, caller, site int, st *state) *Error {
+	ctx := c.ctxs[id]
+	key := [2]int{caller, site}
+	slot := c.g.blk(site).last
+	i, ok := ctx.contAt[key]
+	if ok {
+		old := ctx.conts[i].st
+		merged := old.join(st, int32(site+1), false, scalar.Thresholds{})
+		if merged.equal(old) {
+			return nil
+		}
+		if err := c.hold(merged, slot); err != nil {
+			return err
+		}
+		c.release(old)
+		ctx.conts[i].st = merged
+	} else {
+		if err := c.hold(st, slot); err != nil {
+			return err
+		}
+		if err := c.m.grow(0, mapEntry+int64(unsafe.Sizeof(cont{})), slot); err != nil {
+			return err
+		}
+		i = len(ctx.conts)
+		ctx.contAt[key] = i
+		ctx.conts = append(ctx.conts, cont{ctx: caller, site: site, st: st})
+	}
+	if ctx.exit == nil {
+		return nil
+	}
+	return c.resume(ctx, ctx.conts[i])
+}
+
+// resume returns from shared context ctx to one of its callers.
+func (c *checker) resume(ctx *context, k cont) *Error {
+	if err := c.m.step(visitCost, c.g.blk(k.site).last); err != nil {
+		return err
+	}
+	return c.propagate(node{k.ctx, c.g.blk(k.site).succs[0]}, c.combine(ctx.exit, k.st))
+}
+
+// resumeAll returns from shared context ctx to every caller.
+func (c *checker) resumeAll(ctx *context) *Error {
+	ctx.resumeQueued = false
+	for i := range ctx.conts {
+		if err := c.resume(ctx, ctx.conts[i]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
+// combine is the caller's state after a call that shared a context: r0
+// and the frames the callee may have written from ex, the state at the
+// shared context's exit; r6–r9 and every other frame from the caller's own
+// state at the call. Request and reply pointers taken from the caller lose
+// their identity (become solo): the callee may have run the instruction
+// that made it again, for pointers it gives back.
+func (c *checker) combine(ex, caller *state) *state {
+	d := len(ex.frames) - 1 // the callee's frame
+	ret := &state{frames: make([]*frame, d)}
+	copy(ret.frames, caller.frames)
+	for fi := range d {
+		if ex.wrote&(1<<fi) != 0 {
+			ret.frames[fi] = ex.frames[fi]
+			continue
+		}
+		f := ret.frames[fi]
+		if soloNeeded(f) {
+			g := ret.frameW(fi)
+			g.updateSpills(unsolo, makeSolo)
+			for i := range g.saved {
+				makeSolo(&g.saved[i])
+			}
+		}
+	}
+	ret.regs[asm.R0] = ex.regs[asm.R0]
+	for r := asm.R6; r <= asm.R9; r++ {
+		ret.regs[r] = caller.regs[r]
+		makeSolo(&ret.regs[r])
+	}
+	ret.regs[asm.R10] = value{kind: kStack, frame: int8(d - 1), off: scalar.Const(0)}
+	ret.wrote = caller.wrote | ex.wrote&(1<<(d-1)-1)
+	return ret
+}
+
+func makeSolo(v *value) {
+	if v.kind.packetLike() && v.id != 0 {
+		v.solo = true
+	}
+}
+
+// unsolo reports whether v has an identity it shares.
+func unsolo(v *value) bool { return v.kind.packetLike() && v.id != 0 && !v.solo }
+
+func soloNeeded(f *frame) bool {
+	if !f.pkts {
+		return false
+	}
+	for i := range f.saved {
+		if unsolo(&f.saved[i]) {
+			return true
+		}
+	}
+	return f.anySpill(unsolo)
+}
+
 // exit returns from a local function to its caller, or ends the run.
-func (c *checker) exit(st *state, n node, b *block, propagate func(node, *state)) *Error {
+func (c *checker) exit(st *state, n node, b *block) *Error {
 	if st.regs[asm.R0].kind == kConflict {
 		return c.fail(b.last, CodePointerLeak, st, nil, "r0 may hold a pointer here: it does on some path that merges before this exit")
 	}
@@ -303,7 +642,7 @@ func (c *checker) exit(st *state, n node, b *block, propagate func(node, *state)
 		return err
 	}
 	ctx := c.ctxs[n.ctx]
-	if ctx.parent < 0 {
+	if ctx.parent < 0 && !ctx.shared {
 		if r0.kind.isPointer() {
 			return c.fail(b.last, CodePointerLeak, st, []asm.Register{asm.R0}, "the program returns a pointer in r0")
 		}
@@ -314,15 +653,23 @@ func (c *checker) exit(st *state, n node, b *block, propagate func(node, *state)
 		return c.fail(b.last, CodePointerLeak, st, []asm.Register{asm.R0}, "a function returns a pointer into its own stack frame, which dies with it")
 	}
 	for fi := 0; fi < depth; fi++ {
-		for slot, v := range st.frames[fi].spills {
-			if st.frames[fi].bytes[slot*8] == bSpill && v.kind == kStack && int(v.frame) == depth {
-				return c.fail(b.last, CodePointerLeak, st, nil, "a pointer into the returning function's frame is left in frame %d at fp%d", fi, -stackSize+slot*8)
+		left := -1
+		st.frames[fi].eachSpill(func(slot int, v value) {
+			if v.kind == kStack && int(v.frame) == depth && left < 0 {
+				left = slot
 			}
+		})
+		if left >= 0 {
+			return c.fail(b.last, CodePointerLeak, st, nil, "a pointer into the returning function's frame is left in frame %d at fp%d", fi, -stackSize+left*8)
 		}
+	}
+	if ctx.shared {
+		return c.sharedExit(ctx, st, b.last)
 	}
 	ret := st.clone()
 	callee := ret.frames[depth]
 	ret.frames = ret.frames[:depth]
+	ret.own &= 1<<depth - 1
 	for i := range 4 {
 		ret.regs[asm.R6+asm.Register(i)] = callee.saved[i]
 	}
@@ -330,12 +677,39 @@ func (c *checker) exit(st *state, n node, b *block, propagate func(node, *state)
 		ret.regs[r] = value{}
 	}
 	ret.regs[asm.R10] = value{kind: kStack, frame: int8(depth - 1), off: scalar.Const(0)}
-	site := c.g.blocks[ctx.site]
-	propagate(node{ctx.parent, site.succs[0]}, ret)
+	ret.wrote = callee.callerWrote | st.wrote&(1<<(depth-1)-1)
+	return c.propagate(node{ctx.parent, c.g.blk(ctx.site).succs[0]}, ret)
+}
+
+// sharedExit joins st into the exit state of shared context ctx and, when
+// that grew, returns to every caller waiting on it.
+func (c *checker) sharedExit(ctx *context, st *state, slot int) *Error {
+	if ctx.exit == nil {
+		if err := c.hold(st, slot); err != nil {
+			return err
+		}
+		ctx.exit = st
+	} else {
+		merged := ctx.exit.join(st, int32(ctx.fn+1), false, scalar.Thresholds{})
+		if merged.equal(ctx.exit) {
+			return nil
+		}
+		if err := c.hold(merged, slot); err != nil {
+			return err
+		}
+		c.release(ctx.exit)
+		ctx.exit = merged
+	}
+	// The callers get the exit state once the context has settled, not
+	// at every exit it reaches on the way.
+	if !ctx.resumeQueued {
+		ctx.resumeQueued = true
+		heap.Push(c.work, node{ctx.id, resumeBlock})
+	}
 	return nil
 }
 
-var conds = map[asm.JumpOp]scalar.Cond{
+var conds = [...]scalar.Cond{
 	asm.JEq: scalar.JEq, asm.JNE: scalar.JNe, asm.JGT: scalar.JGt, asm.JGE: scalar.JGe,
 	asm.JLT: scalar.JLt, asm.JLE: scalar.JLe, asm.JSGT: scalar.JSGt, asm.JSGE: scalar.JSGe,
 	asm.JSLT: scalar.JSLt, asm.JSLE: scalar.JSLe, asm.JSet: scalar.JSet,
@@ -363,27 +737,39 @@ func (c *checker) branch(st *state, slot int, ins *asm.Instruction) (fall, taken
 	if a.kind.isPointer() || b.kind.isPointer() {
 		return c.pointerBranch(st, slot, regs, jop, jmp32, a, b)
 	}
+	if int(jop) >= len(conds) {
+		return nil, nil, c.fail(slot, CodeInvalidInsn, st, nil, "unexpected conditional jump %v", jop)
+	}
 	cond := conds[jop]
-	always, never := scalar.Decide(cond, jmp32, a.off, b.off)
-	if !never {
-		if a2, b2, ok := scalar.Refine(cond, jmp32, a.off, b.off, true); ok {
-			taken = st.clone()
-			taken.regs[ins.Dst].off = a2
-			if reg {
-				taken.regs[ins.Src].off = b2
-			}
+	if err := c.m.step(16, slot); err != nil {
+		return nil, nil, err
+	}
+	if a2, b2, ok := scalar.Refine(cond, jmp32, a.off, b.off, true); ok {
+		taken = st.clone()
+		taken.regs[ins.Dst].off = a2
+		if reg {
+			taken.regs[ins.Src].off = b2
 		}
 	}
-	if !always {
-		if a2, b2, ok := scalar.Refine(cond, jmp32, a.off, b.off, false); ok {
-			fall = st
-			fall.regs[ins.Dst].off = a2
-			if reg {
-				fall.regs[ins.Src].off = b2
-			}
+	if a2, b2, ok := scalar.Refine(cond, jmp32, a.off, b.off, false); ok {
+		fall = st
+		fall.regs[ins.Dst].off = a2
+		if reg {
+			fall.regs[ins.Src].off = b2
 		}
 	}
 	return fall, taken, nil
+}
+
+// endOf is the end pointer a packet pointer is compared with.
+func endOf(k kind) kind {
+	switch k {
+	case kReq:
+		return kReqEnd
+	case kReply:
+		return kReplyEnd
+	}
+	return kUninit
 }
 
 // pointerBranch compares pointers: only two into one object, and a request
@@ -395,16 +781,15 @@ func (c *checker) pointerBranch(st *state, slot int, regs []asm.Register, jop as
 	if jmp32 {
 		return nil, nil, c.fail(slot, CodePointerCompare, st, regs, "32-bit comparison of pointers")
 	}
-	endOf := map[kind]kind{kReq: kReqEnd, kReply: kReplyEnd}
 	pkt, end := a, b
 	swapped := false
 	pktReg := regs[0]
-	if b.kind.packetLike() && endOf[b.kind] == a.kind {
+	if b.kind.packetLike() && endOf(b.kind) == a.kind {
 		pkt, end, swapped = b, a, true
 		pktReg = regs[len(regs)-1]
 	}
-	if !(pkt.kind.packetLike() && endOf[pkt.kind] == end.kind) {
-		if !a.sameObject(b) && !(a.kind == endOf[b.kind] || b.kind == endOf[a.kind]) {
+	if !(pkt.kind.packetLike() && endOf(pkt.kind) == end.kind) {
+		if !a.sameObject(b) && !(a.kind == endOf(b.kind) || b.kind == endOf(a.kind)) {
 			return nil, nil, c.fail(slot, CodePointerCompare, st, regs, "comparing pointers into different objects (%s, %s)", a.kind, b.kind)
 		}
 		return st.clone(), st, nil
@@ -412,7 +797,18 @@ func (c *checker) pointerBranch(st *state, slot int, regs []asm.Register, jop as
 	// pkt OP end, after putting the packet pointer on the left.
 	op := jop
 	if swapped {
-		op = map[asm.JumpOp]asm.JumpOp{asm.JGT: asm.JLT, asm.JGE: asm.JLE, asm.JLT: asm.JGT, asm.JLE: asm.JGE}[jop]
+		switch jop {
+		case asm.JGT:
+			op = asm.JLT
+		case asm.JGE:
+			op = asm.JLE
+		case asm.JLT:
+			op = asm.JGT
+		case asm.JLE:
+			op = asm.JGE
+		default:
+			op = asm.InvalidJumpOp
+		}
 	}
 	fall, taken = st, st.clone()
 	switch op {
@@ -437,18 +833,33 @@ func markSafe(st *state, reg asm.Register, pkt value) {
 		v.rng = max(v.rng, pkt.fixed)
 		return
 	}
+	match := func(v *value) bool {
+		return v.kind == pkt.kind && v.id == pkt.id && !v.solo && v.rng < pkt.fixed
+	}
 	upd := func(v *value) {
-		if v.kind == pkt.kind && v.id == pkt.id && !v.solo {
-			v.rng = max(v.rng, pkt.fixed)
+		if match(v) {
+			v.rng = pkt.fixed
 		}
 	}
 	for i := range st.regs {
 		upd(&st.regs[i])
 	}
-	for _, f := range st.frames {
-		for i := range f.spills {
-			upd(&f.spills[i])
+	eachFrameValue(st, match, upd)
+}
+
+// eachFrameValue applies upd to the spills and saved registers of every
+// frame, copying only the frames that hold a value that matches.
+func eachFrameValue(st *state, match func(*value) bool, upd func(*value)) {
+	for fi, f := range st.frames {
+		hit := f.anySpill(match)
+		for i := range f.saved {
+			hit = hit || match(&f.saved[i])
 		}
+		if !hit {
+			continue
+		}
+		f = st.frameW(fi)
+		f.updateSpills(match, upd)
 		for i := range f.saved {
 			upd(&f.saved[i])
 		}

@@ -2,7 +2,7 @@ package verifier
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 
 	"github.com/cilium/ebpf/asm"
 
@@ -12,18 +12,18 @@ import (
 // program is the decoded stream indexed by slot.
 type program struct {
 	insns  asm.Instructions
-	insnAt []int // slot → index in insns, -1 for the second slot of lddw
+	insnAt []int32 // slot → index in insns, -1 for the second slot of lddw
 	slots  int
 }
 
 func newProgram(insns asm.Instructions) *program {
 	offsets, total := bytecode.Slots(insns)
-	p := &program{insns: insns, insnAt: make([]int, total), slots: total}
+	p := &program{insns: insns, insnAt: make([]int32, total), slots: total}
 	for i := range p.insnAt {
 		p.insnAt[i] = -1
 	}
 	for i, s := range offsets {
-		p.insnAt[s] = i
+		p.insnAt[s] = int32(i)
 	}
 	return p
 }
@@ -58,12 +58,13 @@ type block struct {
 // cfg is the whole program's control-flow graph.
 type cfg struct {
 	p       *program
-	blocks  []*block
-	byStart map[int]*block
-	blockOf []int // slot → block id
+	blocks  []block
+	blockOf []int32 // slot → block id
 }
 
-// target returns the slot a jump at slot goes to.
+func (g *cfg) blk(id int) *block { return &g.blocks[id] }
+
+// jumpTarget returns the slot a jump at slot goes to.
 func (p *program) jumpTarget(slot int) int {
 	ins := p.at(slot)
 	if bytecode.RawOpcode(ins) == bytecode.OpJa32 {
@@ -92,8 +93,9 @@ func classify(ins *asm.Instruction) terminator {
 }
 
 // buildCFG splits the program into blocks. entries are the slots where
-// execution may start (handler entry points).
-func buildCFG(p *program, entries []int) (*cfg, *Error) {
+// execution may start (handler entry points). The memory for the blocks
+// is reserved on m before it is allocated.
+func buildCFG(p *program, entries []int, m *meter) (*cfg, *Error) {
 	leader := make([]bool, p.slots+1)
 	for _, e := range entries {
 		leader[e] = true
@@ -105,10 +107,7 @@ func buildCFG(p *program, entries []int) (*cfg, *Error) {
 		ins := p.at(s)
 		next := s + p.width(s)
 		switch classify(ins) {
-		case termJump:
-			leader[p.jumpTarget(s)] = true
-			leader[next] = true
-		case termCond:
+		case termJump, termCond:
 			leader[p.jumpTarget(s)] = true
 			leader[next] = true
 		case termExit:
@@ -118,11 +117,24 @@ func buildCFG(p *program, entries []int) (*cfg, *Error) {
 			leader[next] = true
 		}
 	}
-	g := &cfg{p: p, byStart: make(map[int]*block), blockOf: make([]int, p.slots)}
+	n := 1
+	for s := 1; s < p.slots; s++ {
+		if leader[s] {
+			n++
+		}
+	}
+	if err := m.grow(0, int64(n)*blockCost, 0); err != nil {
+		return nil, err
+	}
+	if err := m.step(int64(n), 0); err != nil {
+		return nil, err
+	}
+	g := &cfg{p: p, blocks: make([]block, 0, n), blockOf: make([]int32, p.slots)}
+	arena := make([]int, 2*n) // the blocks' successor lists
 	for s := 0; s < p.slots; {
-		b := &block{id: len(g.blocks), start: s}
+		b := block{id: len(g.blocks), start: s}
 		for {
-			g.blockOf[s] = b.id
+			g.blockOf[s] = int32(b.id)
 			if p.insnAt[s] >= 0 {
 				b.last = s
 				b.insns++
@@ -134,16 +146,17 @@ func buildCFG(p *program, entries []int) (*cfg, *Error) {
 		}
 		b.end = s
 		b.term = classify(p.at(b.last))
+		b.succs = arena[2*b.id : 2*b.id : 2*b.id+2]
 		g.blocks = append(g.blocks, b)
-		g.byStart[b.start] = b
 	}
-	for _, b := range g.blocks {
+	for i := range g.blocks {
+		b := &g.blocks[i]
 		next := b.last + p.width(b.last)
 		fall := func() (int, *Error) {
 			if next >= p.slots {
 				return 0, &Error{Insn: b.last, Code: CodeFallThrough, Msg: "execution can run past the last instruction"}
 			}
-			return g.byStart[next].id, nil
+			return int(g.blockOf[next]), nil
 		}
 		switch b.term {
 		case termFall, termCall:
@@ -151,18 +164,18 @@ func buildCFG(p *program, entries []int) (*cfg, *Error) {
 			if err != nil {
 				return nil, err
 			}
-			b.succs = []int{n}
+			b.succs = append(b.succs, n)
 			if b.term == termCall {
-				b.callee = g.byStart[b.last+1+int(p.at(b.last).Constant)].id
+				b.callee = int(g.blockOf[b.last+1+int(p.at(b.last).Constant)])
 			}
 		case termJump:
-			b.succs = []int{g.byStart[p.jumpTarget(b.last)].id}
+			b.succs = append(b.succs, int(g.blockOf[p.jumpTarget(b.last)]))
 		case termCond:
 			n, err := fall()
 			if err != nil {
 				return nil, err
 			}
-			b.succs = []int{n, g.byStart[p.jumpTarget(b.last)].id}
+			b.succs = append(b.succs, n, int(g.blockOf[p.jumpTarget(b.last)]))
 		}
 	}
 	return g, nil
@@ -177,50 +190,70 @@ type function struct {
 }
 
 // structure finds functions, checks reachability, recursion and call depth,
-// and returns the functions by entry block.
-func (g *cfg) structure(entries []int) (map[int]*function, *Error) {
+// and returns the functions by entry block. Functions may share blocks (a
+// jump into another function's code), so the walks are charged to m.
+func (g *cfg) structure(entries []int, m *meter) (map[int]*function, *Error) {
 	funcs := make(map[int]*function)
 	reached := make([]bool, len(g.blocks))
-	var visit func(entry int)
-	visit = func(entry int) {
-		if funcs[entry] != nil {
-			return
-		}
+	seen := make([]int32, len(g.blocks)) // the function (entry+1) that last saw a block
+	var order []int                      // functions in the order they were found
+	visit := func(entry int) *Error {
 		f := &function{entry: entry}
 		funcs[entry] = f
-		seen := map[int]bool{entry: true}
+		order = append(order, entry)
+		mark := int32(entry + 1)
+		seen[entry] = mark
 		stack := []int{entry}
-		calls := map[int]bool{}
 		for len(stack) > 0 {
-			b := g.blocks[stack[len(stack)-1]]
+			b := &g.blocks[stack[len(stack)-1]]
 			stack = stack[:len(stack)-1]
 			f.blocks = append(f.blocks, b.id)
 			reached[b.id] = true
 			if b.term == termCall {
-				calls[b.callee] = true
+				f.calls = append(f.calls, b.callee)
 			}
 			for _, s := range b.succs {
-				if !seen[s] {
-					seen[s] = true
+				if seen[s] != mark {
+					seen[s] = mark
 					stack = append(stack, s)
 				}
 			}
 		}
-		sort.Ints(f.blocks)
-		for c := range calls {
-			f.calls = append(f.calls, c)
+		if err := m.grow(0, int64(len(f.blocks)+len(f.calls))*8+ctxCost, g.blocks[entry].start); err != nil {
+			return err
 		}
-		sort.Ints(f.calls)
-		for _, c := range f.calls {
-			visit(c)
+		if err := m.step(int64(len(f.blocks)), g.blocks[entry].start); err != nil {
+			return err
 		}
+		slices.Sort(f.blocks)
+		slices.Sort(f.calls)
+		f.calls = slices.Compact(f.calls)
+		return nil
 	}
+	// Functions in depth-first preorder of the call graph, callees in
+	// ascending order, as a recursive walk would find them.
 	for _, e := range entries {
-		visit(g.blockOf[e])
+		work := []int{int(g.blockOf[e])}
+		for len(work) > 0 {
+			fn := work[len(work)-1]
+			work = work[:len(work)-1]
+			if funcs[fn] != nil {
+				continue
+			}
+			if err := visit(fn); err != nil {
+				return nil, err
+			}
+			calls := funcs[fn].calls
+			for i := len(calls) - 1; i >= 0; i-- {
+				if funcs[calls[i]] == nil {
+					work = append(work, calls[i])
+				}
+			}
+		}
 	}
-	for _, b := range g.blocks {
-		if !reached[b.id] {
-			return nil, &Error{Insn: b.start, Code: CodeUnreachable, Msg: "no path from an entry point reaches this instruction"}
+	for i := range g.blocks {
+		if !reached[i] {
+			return nil, &Error{Insn: g.blocks[i].start, Code: CodeUnreachable, Msg: "no path from an entry point reaches this instruction"}
 		}
 	}
 	// Recursion and depth: a depth-first walk of the call graph.
@@ -231,28 +264,38 @@ func (g *cfg) structure(entries []int) (map[int]*function, *Error) {
 	)
 	color := map[int]int{}
 	depth := map[int]int{} // frames needed from this function down
-	var walk func(f int) *Error
-	walk = func(f int) *Error {
-		color[f] = grey
-		d := 1
-		for _, c := range funcs[f].calls {
-			switch color[c] {
-			case grey:
-				return &Error{Insn: g.callSite(funcs[f], c), Code: CodeRecursion,
-					Msg: fmt.Sprintf("call to the function at insn %d closes a cycle of local calls", g.blocks[c].start)}
-			case white:
-				if err := walk(c); err != nil {
-					return err
+	type walkFrame struct{ fn, next int }
+	walk := func(root int) *Error {
+		stack := []walkFrame{{root, 0}}
+		color[root] = grey
+		for len(stack) > 0 {
+			top := &stack[len(stack)-1]
+			f := funcs[top.fn]
+			if top.next < len(f.calls) {
+				c := f.calls[top.next]
+				top.next++
+				switch color[c] {
+				case grey:
+					return &Error{Insn: g.callSite(f, c), Code: CodeRecursion,
+						Msg: fmt.Sprintf("call to the function at insn %d closes a cycle of local calls", g.blocks[c].start)}
+				case white:
+					color[c] = grey
+					stack = append(stack, walkFrame{c, 0})
 				}
+				continue
 			}
-			d = max(d, 1+depth[c])
+			d := 1
+			for _, c := range f.calls {
+				d = max(d, 1+depth[c])
+			}
+			depth[top.fn] = d
+			color[top.fn] = black
+			stack = stack[:len(stack)-1]
 		}
-		depth[f] = d
-		color[f] = black
 		return nil
 	}
 	for _, e := range entries {
-		f := g.blockOf[e]
+		f := int(g.blockOf[e])
 		if color[f] == white {
 			if err := walk(f); err != nil {
 				return nil, err
@@ -271,7 +314,7 @@ const maxFrames = 8
 
 func (g *cfg) callSite(f *function, callee int) int {
 	for _, b := range f.blocks {
-		if bl := g.blocks[b]; bl.term == termCall && bl.callee == callee {
+		if bl := &g.blocks[b]; bl.term == termCall && bl.callee == callee {
 			return bl.last
 		}
 	}

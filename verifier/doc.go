@@ -8,13 +8,17 @@
 //	cfg.go      decode → basic blocks, functions, call graph; structural
 //	            checks (reachability, fall-through, recursion, call depth)
 //	analyze.go  abstract interpretation to a fixpoint over the CFG, per call
-//	            context, with widening at loop heads (state.go, value.go)
+//	            context (a call string, or one shared per function and depth
+//	            past Limits.CallStrings), with widening at loop heads
+//	            (state.go, value.go)
 //	step.go     the transfer function of each instruction, which also checks
 //	            the safety rules (bounds, initialisation, pointer use, leaks)
 //	loops.go    loop nesting, a bound on every loop from a monotone counter
 //	            and its range at the loop head, and the worst-case
 //	            instruction count
 //	verify.go   the entry points and the Report
+//	budget.go   the limits on the verifier's own states, bytes, steps and
+//	            time, checked before each is spent (spec/verifier.md)
 //
 // Scalars are tracked as unsigned and signed 64-bit ranges plus known bits
 // (internal/scalar); pointers as a kind (context, stack frame, raw memory,
@@ -26,5 +30,6 @@
 // cost does not grow with iteration counts.
 //
 // The verifier sees bytecode only (package bytecode): never the language or
-// the compiler. It never executes the program.
+// the compiler. It never executes the program, and whatever the program it
+// uses at most Config.Limits of time and memory.
 package verifier

@@ -30,6 +30,9 @@ const (
 	CodeBudget         Code = "budget"          // the worst case exceeds the budget
 	CodeContextAccess  Code = "ctx-access"      // a context access that is not a whole field
 	CodeBadEntry       Code = "bad-entry"       // an entry point that is not an instruction
+	// CodeVerifierBudget: verifying the program would take more of the
+	// verifier's own time or memory than Config.Limits allows.
+	CodeVerifierBudget Code = "verifier-budget"
 )
 
 // Error is a rejection: the instruction, its source position when known,

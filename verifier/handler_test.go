@@ -2,6 +2,8 @@ package verifier
 
 import (
 	"errors"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -131,7 +133,7 @@ exit`, "", ""},
 		{"context is read-only", "stdw [%r1+32], 0\nmov %r0, 0\nexit", CodeReadOnly, "context"},
 		{"context field must be whole", "ldxw %r0, [%r1+32]\nexit", CodeContextAccess, "whole 8-byte fields"},
 		{"context scalar field", "ldxdw %r0, [%r1+40]\nexit", "", ""},
-		{"context pointer with a variable offset", "ldxdw %r2, [%r1+32]\nand %r2, 8\nadd %r1, %r2\nldxdw %r0, [%r1]\nexit", CodePointerArith, "variable offset into the context"},
+		{"context pointer with a variable offset", "ldxdw %r2, [%r1+32]\nand %r2, 8\nadd %r1, %r2\nldxdw %r0, [%r1]\nexit", CodePointerArith, "arithmetic on the context pointer"},
 		{"pointer leak into the reply", `
 ldxdw %r2, [%r1+16]
 ldxdw %r3, [%r1+24]
@@ -381,10 +383,36 @@ func TestVerifyObject(t *testing.T) {
 	if len(rep.Entries) != 2 || rep.Entries[1].Name != "b" || len(rep.RegionsRead) != 1 {
 		t.Errorf("report %+v", rep)
 	}
+	// Each entry reports what its own runs touch.
+	if a, b := rep.Entries[0], rep.Entries[1]; len(a.RegionsRead) != 0 || len(b.RegionsRead) != 1 || b.RegionsRead[0] != 0 || len(a.Helpers)+len(b.Helpers) != 0 {
+		t.Errorf("entries %+v", rep.Entries)
+	}
 	obj.Regions[0].Size = 12 // the load at offset 8 now runs past the end
 	_, err = VerifyObject(obj, Config{})
 	var verr *Error
 	if !errors.As(err, &verr) || verr.Code != CodeOutOfBounds || verr.Pos != "x.naam:7" {
 		t.Errorf("got %v, want an out-of-bounds rejection at x.naam:7", err)
+	}
+}
+
+// TestCodesDocumented: every rejection code is in the codes table of
+// spec/verifier.md.
+func TestCodesDocumented(t *testing.T) {
+	src, err := os.ReadFile("errors.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := os.ReadFile("../spec/verifier.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := regexp.MustCompile(`Code += "([a-z-]+)"`).FindAllStringSubmatch(string(src), -1)
+	if len(codes) < 20 {
+		t.Fatalf("found %d codes in errors.go", len(codes))
+	}
+	for _, c := range codes {
+		if !strings.Contains(string(spec), "| `"+c[1]+"` |") {
+			t.Errorf("code %s is not in the table of spec/verifier.md", c[1])
+		}
 	}
 }

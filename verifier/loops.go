@@ -1,6 +1,7 @@
 package verifier
 
 import (
+	"container/heap"
 	"fmt"
 	"math"
 	"math/bits"
@@ -14,10 +15,13 @@ import (
 // loop is a natural loop: a head and the blocks of its body (head included).
 type loop struct {
 	head    int
-	body    map[int]bool
-	latches []int // blocks with an edge back to head
-	depth   int   // nesting depth: how many loops contain it
+	body    map[int]int32 // block → its index in blocks
+	blocks  []int         // the body in the function's reverse postorder: the head first
+	latches []int         // blocks with an edge back to head
+	depth   int           // nesting depth: how many loops contain it
 }
+
+func (l *loop) has(b int) bool { _, ok := l.body[b]; return ok }
 
 // funcLoops is the loop structure of one function, innermost loops first.
 type funcLoops struct {
@@ -26,72 +30,157 @@ type funcLoops struct {
 
 // loopsOf finds the natural loops of function fn and rejects irreducible
 // control flow (a cycle entered other than through a dominating head).
+// Every pass is linear in the function's blocks and edges, but for the
+// loop bodies, whose total size is charged to the meter.
 func (c *checker) loopsOf(fn int) (*funcLoops, *Error) {
 	if fl, ok := c.loops[fn]; ok {
 		return fl, nil
 	}
 	f := c.funcs[fn]
-	in := map[int]bool{}
+	slot := c.g.blk(fn).start
+	nb := len(f.blocks)
+	if err := c.m.grow(0, int64(nb)*40, slot); err != nil {
+		return nil, err
+	}
+	if err := c.m.step(int64(4*nb), slot); err != nil {
+		return nil, err
+	}
+	local := make(map[int]int32, nb) // block → index in f.blocks
+	for i, b := range f.blocks {
+		local[b] = int32(i)
+	}
+	// Predecessors inside the function, as offsets into one array.
+	start := make([]int32, nb+1)
 	for _, b := range f.blocks {
-		in[b] = true
-	}
-	dom := dominators(c.g, fn, f.blocks)
-	// Retreating edges from a depth-first walk of the function.
-	state := map[int]int{} // 1 on stack, 2 done
-	heads := map[int]*loop{}
-	var irreducible *Error
-	var dfs func(b int)
-	dfs = func(b int) {
-		state[b] = 1
-		for _, s := range c.g.blocks[b].succs {
-			switch state[s] {
-			case 0:
-				dfs(s)
-			case 1:
-				if !dom[b][s] {
-					if irreducible == nil {
-						irreducible = &Error{Insn: c.g.blocks[b].last, Code: CodeUnboundedLoop,
-							Msg: fmt.Sprintf("irreducible control flow: this jump enters a cycle at insn %d that has no single entry", c.g.blocks[s].start)}
-					}
-					continue
-				}
-				l := heads[s]
-				if l == nil {
-					l = &loop{head: s, body: map[int]bool{s: true}}
-					heads[s] = l
-				}
-				l.latches = append(l.latches, b)
-				// The body: everything that reaches the latch without the head.
-				stack := []int{b}
-				for len(stack) > 0 {
-					x := stack[len(stack)-1]
-					stack = stack[:len(stack)-1]
-					if l.body[x] {
-						continue
-					}
-					l.body[x] = true
-					for _, p := range c.preds(x, in) {
-						stack = append(stack, p)
-					}
-				}
-			}
+		for _, s := range c.g.blk(b).succs {
+			start[local[s]+1]++
 		}
-		state[b] = 2
 	}
-	dfs(fn)
+	for i := range nb {
+		start[i+1] += start[i]
+	}
+	preds := make([]int32, start[nb])
+	fill := slicesClone32(start[:nb])
+	for i, b := range f.blocks {
+		for _, s := range c.g.blk(b).succs {
+			j := local[s]
+			preds[fill[j]] = int32(i)
+			fill[j]++
+		}
+	}
+	predsOf := func(i int32) []int32 { return preds[start[i]:start[i+1]] }
+
+	// A depth-first walk from the entry, successors in order: the reverse
+	// postorder, and the retreating edges in the order the walk meets them.
+	const (
+		unseen = iota
+		onStack
+		done
+	)
+	state := make([]uint8, nb)
+	post := make([]int32, 0, nb)
+	type edge struct{ from, to int32 }
+	var back []edge
+	type dfsFrame struct{ b, next int32 }
+	stack := []dfsFrame{{local[fn], 0}}
+	state[local[fn]] = onStack
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		succs := c.g.blk(f.blocks[top.b]).succs
+		if int(top.next) == len(succs) {
+			state[top.b] = done
+			post = append(post, top.b)
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		s := local[succs[top.next]]
+		top.next++
+		switch state[s] {
+		case unseen:
+			state[s] = onStack
+			stack = append(stack, dfsFrame{s, 0})
+		case onStack:
+			back = append(back, edge{top.b, s})
+		}
+	}
+	rpo := make([]int32, nb) // local index → position in reverse postorder
+	for i, b := range post {
+		rpo[b] = int32(len(post) - 1 - i)
+	}
+	dom, err := c.dominators(post, rpo, predsOf, slot)
+	if err != nil {
+		return nil, err
+	}
+	heads := map[int32]*loop{}
+	var order []int32          // heads in the order their first back edge was met
+	count := make([]int32, nb) // loops whose body holds the block
+	var irreducible *Error
+	var steps int64
+	for _, e := range back {
+		if !dom(e.to, e.from) {
+			if irreducible == nil {
+				irreducible = &Error{Insn: c.g.blk(f.blocks[e.from]).last, Code: CodeUnboundedLoop,
+					Msg: fmt.Sprintf("irreducible control flow: this jump enters a cycle at insn %d that has no single entry", c.g.blk(f.blocks[e.to]).start)}
+			}
+			continue
+		}
+		head := f.blocks[e.to]
+		l := heads[e.to]
+		if l == nil {
+			l = &loop{head: head, body: map[int]int32{head: 0}}
+			heads[e.to] = l
+			order = append(order, e.to)
+			count[e.to]++
+		}
+		l.latches = append(l.latches, f.blocks[e.from])
+		// The body: everything that reaches the latch without the head.
+		work := []int32{e.from}
+		for len(work) > 0 {
+			x := work[len(work)-1]
+			work = work[:len(work)-1]
+			if l.has(f.blocks[x]) {
+				continue
+			}
+			l.body[f.blocks[x]] = 0
+			count[x]++
+			work = append(work, predsOf(x)...)
+			steps++
+		}
+		if steps > 1<<16 {
+			if err := c.m.step(steps, slot); err != nil {
+				return nil, err
+			}
+			if err := c.m.grow(0, steps*mapEntry, slot); err != nil {
+				return nil, err
+			}
+			steps = 0
+		}
+	}
+	if err := c.m.step(steps, slot); err != nil {
+		return nil, err
+	}
+	if err := c.m.grow(0, steps*mapEntry, slot); err != nil {
+		return nil, err
+	}
 	if irreducible != nil {
 		return nil, withPos(irreducible, c.cfg)
 	}
-	fl := &funcLoops{}
-	for _, l := range heads {
-		fl.loops = append(fl.loops, l)
+	if err := c.m.grow(0, int64(len(order))*loopCost, slot); err != nil {
+		return nil, err
 	}
-	for _, l := range fl.loops {
-		for _, o := range fl.loops {
-			if o != l && o.body[l.head] {
-				l.depth++
-			}
+	fl := &funcLoops{}
+	for _, h := range order {
+		l := heads[h]
+		l.depth = int(count[h]) - 1
+		l.blocks = make([]int, 0, len(l.body))
+		for b := range l.body {
+			l.blocks = append(l.blocks, b)
 		}
+		sort.Slice(l.blocks, func(i, j int) bool { return rpo[local[l.blocks[i]]] < rpo[local[l.blocks[j]]] })
+		for i, b := range l.blocks {
+			l.body[b] = int32(i)
+		}
+		fl.loops = append(fl.loops, l)
 	}
 	// Innermost first; ties by head for determinism.
 	sort.Slice(fl.loops, func(i, j int) bool {
@@ -104,79 +193,101 @@ func (c *checker) loopsOf(fn int) (*funcLoops, *Error) {
 	return fl, nil
 }
 
-// preds returns the predecessors of block b inside the set in.
-func (c *checker) preds(b int, in map[int]bool) []int {
-	var out []int
-	for x := range in {
-		for _, s := range c.g.blocks[x].succs {
-			if s == b {
-				out = append(out, x)
-			}
-		}
-	}
-	sort.Ints(out)
-	return out
-}
+func slicesClone32(s []int32) []int32 { return append([]int32(nil), s...) }
 
-// dominators computes, for each block of the function, the set of blocks
-// that dominate it (the simple iterative algorithm; functions are small).
-func dominators(g *cfg, entry int, blocks []int) map[int]map[int]bool {
-	in := map[int]bool{}
-	for _, b := range blocks {
-		in[b] = true
+// dominators computes the immediate dominators of a function's blocks
+// with the iterative algorithm of Cooper, Harvey and Kennedy over the
+// reverse postorder (post is the postorder, rpo a block's position in the
+// reverse), and returns the query "a dominates b", answered in constant
+// time from a numbering of the dominator tree.
+func (c *checker) dominators(post, rpo []int32, predsOf func(int32) []int32, slot int) (func(a, b int32) bool, *Error) {
+	n := len(post)
+	idom := make([]int32, n)
+	for i := range idom {
+		idom[i] = -1
 	}
-	preds := map[int][]int{}
-	for _, b := range blocks {
-		for _, s := range g.blocks[b].succs {
-			if in[s] {
-				preds[s] = append(preds[s], b)
+	entry := post[n-1]
+	idom[entry] = entry
+	var steps int64
+	intersect := func(a, b int32) int32 {
+		for a != b {
+			for rpo[a] > rpo[b] {
+				a = idom[a]
+				steps++
+			}
+			for rpo[b] > rpo[a] {
+				b = idom[b]
+				steps++
 			}
 		}
+		return a
 	}
-	dom := map[int]map[int]bool{}
-	all := func() map[int]bool {
-		m := map[int]bool{}
-		for _, b := range blocks {
-			m[b] = true
-		}
-		return m
-	}
-	for _, b := range blocks {
-		dom[b] = all()
-	}
-	dom[entry] = map[int]bool{entry: true}
 	for changed := true; changed; {
 		changed = false
-		for _, b := range blocks {
-			if b == entry {
-				continue
-			}
-			var nd map[int]bool
-			for _, p := range preds[b] {
-				if nd == nil {
-					nd = map[int]bool{}
-					for x := range dom[p] {
-						nd[x] = true
-					}
+		for i := n - 2; i >= 0; i-- {
+			b := post[i]
+			nd := int32(-1)
+			for _, p := range predsOf(b) {
+				steps++
+				if idom[p] < 0 {
 					continue
 				}
-				for x := range nd {
-					if !dom[p][x] {
-						delete(nd, x)
-					}
+				if nd < 0 {
+					nd = p
+				} else {
+					nd = intersect(p, nd)
 				}
 			}
-			if nd == nil {
-				nd = map[int]bool{}
-			}
-			nd[b] = true
-			if len(nd) != len(dom[b]) {
-				dom[b] = nd
+			if idom[b] != nd {
+				idom[b] = nd
 				changed = true
 			}
 		}
+		if err := c.m.step(steps+int64(n), slot); err != nil {
+			return nil, err
+		}
+		steps = 0
 	}
-	return dom
+	// Number the dominator tree depth first: a dominates b when b's
+	// interval lies in a's.
+	first := make([]int32, n+1)
+	for b := range n {
+		if int32(b) != entry {
+			first[idom[b]+1]++
+		}
+	}
+	for i := range n {
+		first[i+1] += first[i]
+	}
+	kids := make([]int32, n)
+	fill := slicesClone32(first[:n])
+	for b := range n {
+		if int32(b) != entry {
+			kids[fill[idom[b]]] = int32(b)
+			fill[idom[b]]++
+		}
+	}
+	in, out := make([]int32, n), make([]int32, n)
+	clock := int32(0)
+	type frame struct{ b, next int32 }
+	stack := []frame{{entry, first[entry]}}
+	in[entry] = clock
+	clock++
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		if top.next == first[top.b+1] {
+			out[top.b] = clock
+			clock++
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		k := kids[top.next]
+		top.next++
+		in[k] = clock
+		clock++
+		stack = append(stack, frame{k, first[k]})
+	}
+	return func(a, b int32) bool { return in[a] <= in[b] && out[b] <= out[a] }, nil
 }
 
 // satAdd and satMul saturate at half the range, far above any budget.
@@ -199,11 +310,18 @@ func satMul(a, b uint64) uint64 {
 // bound is the worst-case instruction count of a run of context ctx's
 // function, from its entry to its exit, callees included.
 func (c *checker) bound(ctx int) (uint64, *Error) {
+	if n, ok := c.bounds[ctx]; ok {
+		return n, nil
+	}
 	cs, err := c.costs(ctx)
 	if err != nil {
 		return 0, err
 	}
-	n, _ := c.longest(c.ctxs[ctx].fn, cs.cost, cs.rep, func(b, s int) bool { return true })
+	n, _, err := c.longest(c.ctxs[ctx].fn, cs.live, cs, func(b, s int) bool { return true })
+	if err != nil {
+		return 0, err
+	}
+	c.bounds[ctx] = n
 	return n, nil
 }
 
@@ -211,6 +329,7 @@ func (c *checker) bound(ctx int) (uint64, *Error) {
 // (a block, or the head of a collapsed loop standing for the whole loop),
 // each block's representative, and for collapsed loops the slot to name.
 type ctxCosts struct {
+	live  []int // the function's blocks the analysis reached in this context
 	cost  map[int]uint64
 	rep   map[int]int
 	latch map[int]int // loop head → last slot of its last latch
@@ -229,7 +348,8 @@ func (c *checker) costs(ctx int) (*ctxCosts, *Error) {
 		if !live(b) {
 			continue
 		}
-		bl := c.g.blocks[b]
+		cs.live = append(cs.live, b)
+		bl := c.g.blk(b)
 		k := uint64(bl.insns)
 		if bl.term == termCall {
 			if child, ok := c.ctxKey[[2]int{ctx, b}]; ok {
@@ -248,63 +368,91 @@ func (c *checker) costs(ctx int) (*ctxCosts, *Error) {
 		if !live(l.head) {
 			continue
 		}
-		visits, err := c.loopVisits(ctx, l)
+		visits, err := c.loopVisits(ctx, fn, l)
 		if err != nil {
 			return nil, err
 		}
-		longest, _ := c.longest(l.head, cs.cost, cs.rep, func(b, s int) bool { return l.body[s] && s != l.head && l.body[b] })
-		for b := range l.body {
+		longest, _, err := c.longest(l.head, l.blocks, cs, func(b, s int) bool { return l.has(s) && s != l.head })
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range l.blocks {
 			if _, ok := cs.rep[b]; ok {
 				cs.rep[b] = l.head
 			}
 		}
 		cs.cost[l.head] = satMul(visits, longest)
-		cs.latch[l.head] = c.g.blocks[l.latches[len(l.latches)-1]].last
+		cs.latch[l.head] = c.g.blk(l.latches[len(l.latches)-1]).last
 	}
 	return cs, nil
 }
 
 // longest is the costliest path from start over the collapsed graph, and
-// the path: nodes are representatives, an edge b→s counts when keep(b, s)
-// and it joins two different representatives.
-func (c *checker) longest(start int, cost map[int]uint64, rep map[int]int, keep func(b, s int) bool) (uint64, []int) {
+// the path: nodes are representatives, an edge b→s (b one of blocks)
+// counts when keep(b, s) and it joins two different representatives.
+func (c *checker) longest(start int, blocks []int, cs *ctxCosts, keep func(b, s int) bool) (uint64, []int, *Error) {
+	rep, cost := cs.rep, cs.cost
 	succs := map[int][]int{}
-	for b, r := range rep {
-		for _, s := range c.g.blocks[b].succs {
+	edges := 0
+	for _, b := range blocks {
+		r, ok := rep[b]
+		if !ok {
+			continue
+		}
+		for _, s := range c.g.blk(b).succs {
 			rs, ok := rep[s]
 			if !ok || rs == r || !keep(b, s) {
 				continue
 			}
 			succs[r] = append(succs[r], rs)
+			edges++
 		}
+	}
+	if err := c.m.step(int64(len(blocks)+edges), c.g.blk(start).start); err != nil {
+		return 0, nil, err
 	}
 	for _, s := range succs {
 		sort.Ints(s)
 	}
+	// A depth-first walk, memoised; a node met again while it is being
+	// walked would be a cycle left in the collapsed graph (a bug), and
+	// counts as saturated.
 	memo := map[int]uint64{}
 	next := map[int]int{}
-	var walk func(n int) uint64
-	walk = func(n int) uint64 {
-		if v, ok := memo[n]; ok {
-			return v
-		}
-		memo[n] = saturated // a cycle left here would be a bug; saturate
-		best, arg := uint64(0), -1
-		for _, s := range succs[n] {
-			if v := walk(s); v > best || arg < 0 {
-				best, arg = v, s
-			}
-		}
-		memo[n] = satAdd(cost[n], best)
-		next[n] = arg
-		return memo[n]
+	type walkFrame struct {
+		n, i int
+		best uint64
+		arg  int
 	}
-	total := walk(rep[start])
+	first := rep[start]
+	memo[first] = saturated
+	stack := []walkFrame{{n: first, arg: -1}}
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		ss := succs[top.n]
+		if top.i < len(ss) {
+			s := ss[top.i]
+			v, ok := memo[s]
+			if !ok {
+				memo[s] = saturated
+				stack = append(stack, walkFrame{n: s, arg: -1})
+				continue
+			}
+			top.i++
+			if v > top.best || top.arg < 0 {
+				top.best, top.arg = v, s
+			}
+			continue
+		}
+		memo[top.n] = satAdd(cost[top.n], top.best)
+		next[top.n] = top.arg
+		stack = stack[:len(stack)-1]
+	}
 	var path []int
-	for n := rep[start]; n >= 0 && len(path) <= len(rep); n = next[n] {
+	for n := first; n >= 0 && len(path) <= len(rep); n = next[n] {
 		path = append(path, n)
 	}
-	return total, path
+	return memo[first], path, nil
 }
 
 // crossing names the instruction at which the costliest path of the root
@@ -313,9 +461,12 @@ func (c *checker) longest(start int, cost map[int]uint64, rep map[int]int, keep 
 func (c *checker) crossing(budget uint64) int {
 	cs, err := c.costs(0)
 	if err != nil {
-		return c.g.blocks[c.ctxs[0].fn].start
+		return c.g.blk(c.ctxs[0].fn).start
 	}
-	_, path := c.longest(c.ctxs[0].fn, cs.cost, cs.rep, func(b, s int) bool { return true })
+	_, path, err := c.longest(c.ctxs[0].fn, cs.live, cs, func(b, s int) bool { return true })
+	if err != nil {
+		return c.g.blk(c.ctxs[0].fn).start
+	}
 	var sum uint64
 	for _, n := range path {
 		if slot, ok := cs.latch[n]; ok {
@@ -324,7 +475,7 @@ func (c *checker) crossing(budget uint64) int {
 			}
 			continue
 		}
-		bl := c.g.blocks[n]
+		bl := c.g.blk(n)
 		for s := bl.start; s <= bl.last; s++ {
 			if c.p.insnAt[s] < 0 {
 				continue
@@ -338,22 +489,26 @@ func (c *checker) crossing(budget uint64) int {
 			}
 		}
 	}
-	return c.g.blocks[c.ctxs[0].fn].start
+	return c.g.blk(c.ctxs[0].fn).start
 }
 
 // loopVisits bounds how many times the head of loop l runs per entry into
 // the loop: some register must move by a constant step in the same
 // direction on every way around the loop while its range at the head is
 // bounded.
-func (c *checker) loopVisits(ctx int, l *loop) (uint64, *Error) {
-	head := c.states[node{ctx, l.head}]
+func (c *checker) loopVisits(ctx, fn int, l *loop) (uint64, *Error) {
+	head := c.states[node{ctx, l.head}].st
 	best := uint64(math.MaxUint64)
 	for r := asm.R0; r <= asm.R9; r++ {
 		v := head.regs[r]
 		if v.kind != kScalar && v.kind != kStack && v.kind != kMem && v.kind != kRegion {
 			continue
 		}
-		dmin, dmax, w32, shr, ok := c.stepOf(l, r)
+		st, err := c.stepOf(fn, l, r)
+		if err != nil {
+			return 0, err
+		}
+		dmin, dmax, w32, shr, ok := st.dmin, st.dmax, st.w32, st.shr, st.ok
 		if !ok || (dmin <= 0 && dmax >= 0) {
 			continue
 		}
@@ -388,10 +543,10 @@ func (c *checker) loopVisits(ctx int, l *loop) (uint64, *Error) {
 		}
 	}
 	if best == math.MaxUint64 {
-		latch := c.g.blocks[l.latches[0]].last
+		latch := c.g.blk(l.latches[0]).last
 		return 0, c.fail(latch, CodeUnboundedLoop, head, nil,
 			"the loop at insn %d has no provable bound: no register moves by a constant step (or halves by a constant shift) on every way around it while its range at the loop head is bounded",
-			c.g.blocks[l.head].start)
+			c.g.blk(l.head).start)
 	}
 	return best, nil
 }
@@ -425,77 +580,131 @@ func visitsFor(a, b uint64, dmin, dmax int64, top uint64) (uint64, bool) {
 	return (b-a)/uint64(-dmax) + 1, true
 }
 
+// stepKey names one register of one loop of one function.
+type stepKey struct {
+	fn, head int
+	r        asm.Register
+}
+
+// stepResult is what stepOf found: the range of the net change per way
+// around, and its kind.
+type stepResult struct {
+	dmin, dmax   int64
+	w32, shr, ok bool
+}
+
 // stepOf returns the range of the net constant change of register r from
 // the loop head back to it, over every path; ok is false if r is written
 // by anything but adding or subtracting a constant (64-bit), or the
-// change is not bounded.
-func (c *checker) stepOf(l *loop, r asm.Register) (dmin, dmax int64, w32, shr bool, ok bool) {
-	var w64 bool
-	in := map[int]delta{l.head: {set: true}}
-	out := map[int]delta{}
-	blocks := make([]int, 0, len(l.body))
-	for b := range l.body {
-		blocks = append(blocks, b)
+// change is not bounded. It depends on the code only, so it is computed
+// once per loop and register.
+//
+// The blocks are visited in reverse postorder, each again only when what
+// flows into it changed. An edge back to an inner loop's head that widens
+// the range there means a way around the inner loop moves r: the change
+// is then unbounded, and the answer no.
+func (c *checker) stepOf(fn int, l *loop, r asm.Register) (stepResult, *Error) {
+	key := stepKey{fn, l.head, r}
+	if res, ok := c.stepMemo[key]; ok {
+		return res, nil
 	}
-	sort.Ints(blocks)
+	res, err := c.computeStep(l, r)
+	if err != nil {
+		return res, err
+	}
+	c.stepMemo[key] = res
+	return res, nil
+}
+
+func (c *checker) computeStep(l *loop, r asm.Register) (stepResult, *Error) {
 	const limit = 1 << 40
-	for round := 0; round < 2*len(blocks)+4; round++ {
-		changed := false
-		for _, b := range blocks {
-			d := in[b]
-			if !d.set {
+	n := len(l.blocks)
+	in, out := make([]delta, n), make([]delta, n)
+	queued := make([]bool, n)
+	pending := &intHeap{}
+	in[0] = delta{set: true}
+	queued[0] = true
+	heap.Push(pending, 0)
+	var steps int64
+	for pending.Len() > 0 {
+		i := heap.Pop(pending).(int)
+		queued[i] = false
+		b := l.blocks[i]
+		steps += int64(c.g.blk(b).insns) + 1
+		d := c.blockDelta(b, r, in[i])
+		if d.lo < -limit || d.hi > limit {
+			d.top = true
+		}
+		if d.top {
+			// It flows to a latch: every block of the body reaches one.
+			return stepResult{}, c.m.step(steps, c.g.blk(l.head).start)
+		}
+		out[i] = d
+		for _, s := range c.g.blk(b).succs {
+			j, ok := l.body[s]
+			if !ok || s == l.head {
 				continue
 			}
-			d = c.blockDelta(b, r, d)
-			if d.lo < -limit || d.hi > limit {
-				d.top = true
+			old := in[j]
+			nw := d
+			if old.set {
+				nw = delta{lo: min(old.lo, d.lo), hi: max(old.hi, d.hi), top: old.top || d.top, set: true}
 			}
-			if o := out[b]; o != d {
-				out[b] = d
-				changed = true
+			nw.w32, nw.w64, nw.shr = old.w32 || d.w32, old.w64 || d.w64, old.shr || d.shr
+			if nw == old {
+				continue
 			}
-			for _, s := range c.g.blocks[b].succs {
-				if !l.body[s] || s == l.head {
-					continue
-				}
-				old := in[s]
-				nw := d
-				if old.set {
-					nw = delta{lo: min(old.lo, d.lo), hi: max(old.hi, d.hi), top: old.top || d.top, set: true}
-				}
-				nw.w32, nw.w64, nw.shr = old.w32 || d.w32, old.w64 || d.w64, old.shr || d.shr
-				if nw != old {
-					in[s] = nw
-					changed = true
-				}
+			if old.set && int(j) <= i && (nw.lo != old.lo || nw.hi != old.hi) {
+				return stepResult{}, c.m.step(steps, c.g.blk(l.head).start)
 			}
-		}
-		if !changed {
-			first := true
-			for _, lt := range l.latches {
-				d := out[lt]
-				if !d.set {
-					continue
-				}
-				if d.top || (d.w32 && d.w64) || (d.shr && (d.w32 || d.w64)) {
-					return 0, 0, false, false, false
-				}
-				if first {
-					dmin, dmax, first = d.lo, d.hi, false
-				} else {
-					dmin, dmax = min(dmin, d.lo), max(dmax, d.hi)
-				}
-				w32, w64, shr = w32 || d.w32, w64 || d.w64, shr || d.shr
+			in[j] = nw
+			if !queued[j] {
+				queued[j] = true
+				heap.Push(pending, int(j))
 			}
-			// Every way around must move the counter the same way: adds of
-			// one width, or shifts.
-			if (w32 && w64) || (shr && (w32 || w64)) {
-				return 0, 0, false, false, false
-			}
-			return dmin, dmax, w32, shr, !first
 		}
 	}
-	return 0, 0, false, false, false // an inner loop keeps changing r
+	if err := c.m.step(steps, c.g.blk(l.head).start); err != nil {
+		return stepResult{}, err
+	}
+	var res stepResult
+	var w64 bool
+	first := true
+	for _, lt := range l.latches {
+		d := out[l.body[lt]]
+		if !d.set {
+			continue
+		}
+		if d.top || (d.w32 && d.w64) || (d.shr && (d.w32 || d.w64)) {
+			return stepResult{}, nil
+		}
+		if first {
+			res.dmin, res.dmax, first = d.lo, d.hi, false
+		} else {
+			res.dmin, res.dmax = min(res.dmin, d.lo), max(res.dmax, d.hi)
+		}
+		res.w32, w64, res.shr = res.w32 || d.w32, w64 || d.w64, res.shr || d.shr
+	}
+	// Every way around must move the counter the same way: adds of one
+	// width, or shifts.
+	if (res.w32 && w64) || (res.shr && (res.w32 || w64)) {
+		return stepResult{}, nil
+	}
+	res.ok = !first
+	return res, nil
+}
+
+// intHeap is a min-heap of ints.
+type intHeap []int
+
+func (h intHeap) Len() int           { return len(h) }
+func (h intHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h intHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *intHeap) Push(x any)        { *h = append(*h, x.(int)) }
+func (h *intHeap) Pop() any {
+	x := (*h)[len(*h)-1]
+	*h = (*h)[:len(*h)-1]
+	return x
 }
 
 // delta is the net change of a register since the loop head: a range of
@@ -509,7 +718,7 @@ type delta struct {
 
 // blockDelta applies block b's writes of r to the change d.
 func (c *checker) blockDelta(b int, r asm.Register, d delta) delta {
-	bl := c.g.blocks[b]
+	bl := c.g.blk(b)
 	for s := bl.start; s <= bl.last; s++ {
 		if c.p.insnAt[s] < 0 {
 			continue

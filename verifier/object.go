@@ -10,7 +10,7 @@ import (
 // time: each handler is an entry, the object's regions are the ones the
 // code may address, and rejections name the source line from the object's
 // line table. Entries, Regions and Position are filled from obj when cfg
-// leaves them empty; Budget and Log stay as given.
+// leaves them empty; Budget, Limits and Log stay as given.
 func ObjectConfig(obj *bytecode.Object, cfg Config) Config {
 	if cfg.Entries == nil {
 		for _, h := range obj.Handlers {

@@ -112,7 +112,13 @@ func aluOp(op asm.ALUOp) (scalar.Op, bool) {
 func swapOp(op byte, width int64) scalar.Op {
 	alu64 := op&7 == byte(asm.ALU64Class)
 	be := op&0x08 != 0
-	idx := map[int64]int{16: 0, 32: 1, 64: 2}[width]
+	idx := 0
+	switch width {
+	case 32:
+		idx = 1
+	case 64:
+		idx = 2
+	}
 	switch {
 	case alu64 || be:
 		return [3]scalar.Op{scalar.Bswap16, scalar.Bswap32, scalar.Bswap64}[idx]
@@ -145,7 +151,11 @@ func (c *checker) alu(st *state, slot int, ins *asm.Instruction, op byte) *Error
 				st.regs[ins.Dst] = src
 				return nil
 			}
-			return c.fail(slot, CodePointerArith, st, []asm.Register{ins.Src}, "a %s move of a pointer would expose address bits as a number", map[bool]string{true: "sign-extending", false: "32-bit"}[aop != asm.Mov])
+			how := "32-bit"
+			if aop != asm.Mov {
+				how = "sign-extending"
+			}
+			return c.fail(slot, CodePointerArith, st, []asm.Register{ins.Src}, "a %s move of a pointer would expose address bits as a number", how)
 		}
 		mop, _ := aluOp(aop)
 		st.regs[ins.Dst] = scalarValue(scalar.ALU(mop, alu64, scalar.Unknown(), src.off))
@@ -170,12 +180,36 @@ func (c *checker) alu(st *state, slot int, ins *asm.Instruction, op byte) *Error
 	if !ok {
 		return c.fail(slot, CodeInvalidInsn, st, nil, "unsupported ALU operation")
 	}
+	if err := c.m.step(aluCost(aop, alu64, dst.off, src.off), slot); err != nil {
+		return err
+	}
 	st.regs[ins.Dst] = scalarValue(scalar.ALU(sop, alu64, dst.off, src.off))
 	return nil
 }
 
+// aluCost is what an ALU operation on abstract values costs in steps
+// beyond its one: nothing when both are constants, which fold; more for
+// 32-bit operations, which the domain computes on two views; most for a
+// shift by a variable count, which it computes once per count (up to 64).
+func aluCost(aop asm.ALUOp, alu64 bool, d, s scalar.Value) int64 {
+	_, dc := d.Const()
+	_, sc := s.Const()
+	switch {
+	case dc && sc:
+		return 0
+	case (aop == asm.LSh || aop == asm.RSh || aop == asm.ArSh) && !sc:
+		return 1024
+	case !alu64:
+		return 64
+	}
+	return 16
+}
+
 // pointerArith allows pointer ± scalar and the difference of two pointers
-// into one object; everything else would forge or expose addresses.
+// into one object, or of a request or reply pointer and its end (the
+// length that is left); everything else would forge or expose addresses.
+// The context pointer takes no arithmetic at all (spec/abi.md): its fields
+// are read at constant offsets from it.
 func (c *checker) pointerArith(st *state, slot int, ins *asm.Instruction, aop asm.ALUOp, alu64 bool, d, s value) (value, *Error) {
 	regs := []asm.Register{ins.Dst}
 	if ins.OpCode.Source() == asm.RegSource {
@@ -184,8 +218,16 @@ func (c *checker) pointerArith(st *state, slot int, ins *asm.Instruction, aop as
 	bad := func(why string) (value, *Error) {
 		return value{}, c.fail(slot, CodePointerArith, st, regs, "%s", why)
 	}
+	if d.kind == kCtx || s.kind == kCtx {
+		return bad("arithmetic on the context pointer: read its fields with ldxdw at their offsets (0, 8, …, 56) from it instead")
+	}
 	if !alu64 {
 		return bad("32-bit arithmetic on a pointer")
+	}
+	if aop == asm.Sub && d.kind.isPointer() && s.kind.isPointer() {
+		if n, ok := packetLength(d, s); ok {
+			return n, nil
+		}
 	}
 	switch {
 	case aop == asm.Add && d.kind.isPointer() && s.kind.isPointer():
@@ -216,23 +258,57 @@ func (c *checker) pointerArith(st *state, slot int, ins *asm.Instruction, aop as
 	return bad(fmt.Sprintf("operation %v on a pointer (only adding or subtracting a number is allowed)", aop))
 }
 
+// maxPacketLen is the most bytes a request or reply can have: a VM
+// segment (vm.MaxSegmentSize).
+const maxPacketLen = 1<<32 - 1
+
+// packetLength is end - p or p - end for a request or reply pointer p and
+// its end: a number, the bytes left from p (negative when p is past the
+// end). A comparison with the end that proved rng bytes from p's base
+// gives the lower bound.
+func packetLength(d, s value) (value, bool) {
+	neg := false
+	p, end := s, d
+	if d.kind.packetLike() {
+		p, end, neg = d, s, true
+	}
+	if !p.kind.packetLike() || endOf(p.kind) != end.kind {
+		return value{}, false
+	}
+	// end - (base + var + fixed), with base <= end <= base + maxPacketLen.
+	left := scalar.Range(0, maxPacketLen)
+	if p.id == 0 {
+		left = scalar.Range(uint64(max(p.rng, 0)), maxPacketLen)
+	}
+	n := scalar.ALU(scalar.Sub, true, left, p.off)
+	n = scalar.ALU(scalar.Sub, true, n, scalar.Const(uint64(p.fixed)))
+	if neg {
+		n = scalar.ALU(scalar.Neg, true, n, n)
+	}
+	return scalarValue(n), true
+}
+
+// endName names the context field that ends packet kind k.
+func endName(k kind) string {
+	if k == kReply {
+		return "reply"
+	}
+	return "data"
+}
+
 // offset moves pointer p by sign×s.
 func (c *checker) offset(st *state, slot int, regs []asm.Register, p, s value, sign int64) (value, *Error) {
 	k, isConst := s.off.Const()
 	switch p.kind {
 	case kReqEnd, kReplyEnd:
 		return value{}, c.fail(slot, CodePointerArith, st, regs, "arithmetic on %s (compare against it instead)", p.kind)
-	case kCtx:
-		if !isConst {
-			return value{}, c.fail(slot, CodePointerArith, st, regs, "variable offset into the context")
-		}
 	case kReq, kReply:
 		if isConst {
-			f := p.fixed + sign*int64(k)
+			f := int64(p.fixed) + sign*int64(k)
 			if f < -maxPacketOff || f > maxPacketOff {
 				return value{}, c.fail(slot, CodePointerArith, st, regs, "offset %d into %s is out of any packet's range", f, p.kind)
 			}
-			p.fixed = f
+			p.fixed = int32(f)
 			return p, nil
 		}
 		if sign < 0 {
@@ -257,22 +333,16 @@ func (c *checker) offset(st *state, slot int, regs []asm.Register, p, s value, s
 
 // demote makes every holder of packet identity id solo.
 func demote(st *state, k kind, id int32) {
+	match := func(v *value) bool { return v.kind == k && v.id == id && !v.solo }
 	upd := func(v *value) {
-		if v.kind == k && v.id == id {
+		if match(v) {
 			v.solo = true
 		}
 	}
 	for i := range st.regs {
 		upd(&st.regs[i])
 	}
-	for _, f := range st.frames {
-		for i := range f.spills {
-			upd(&f.spills[i])
-		}
-		for i := range f.saved {
-			upd(&f.saved[i])
-		}
-	}
+	eachFrameValue(st, match, upd)
 }
 
 func (c *checker) lddw(st *state, slot int, ins *asm.Instruction) *Error {
@@ -307,7 +377,10 @@ func (c *checker) check(st *state, slot int, r asm.Register, off int64, size int
 		return access{}, err
 	}
 	regs := []asm.Register{r}
-	verb := map[bool]string{false: "read", true: "write"}[write]
+	verb := "read"
+	if write {
+		verb = "write"
+	}
 	if !p.kind.isPointer() {
 		return access{}, c.fail(slot, CodeNotAPointer, st, regs, "%s through r%d, which holds a number, not a pointer", verb, r)
 	}
@@ -332,10 +405,10 @@ func (c *checker) check(st *state, slot int, r asm.Register, off int64, size int
 		if p.off.Smin < 0 || p.off.Umax > maxPacketOff {
 			return a, c.fail(slot, CodeOutOfBounds, st, regs, "the variable offset of r%d into %s is not bounded (%s)", r, p.kind, p.off)
 		}
-		lo, hi := p.fixed+off, p.fixed+off+int64(size)
-		if lo < 0 || hi > p.rng {
+		lo, hi := int64(p.fixed)+off, int64(p.fixed)+off+int64(size)
+		if lo < 0 || hi > int64(p.rng) {
 			if p.rng == 0 {
-				return a, c.fail(slot, CodeOutOfBounds, st, regs, "%s of %d bytes at %s%+d before any check against %s_end proved them inside", verb, size, p.kind, lo, map[kind]string{kReq: "data", kReply: "reply"}[p.kind])
+				return a, c.fail(slot, CodeOutOfBounds, st, regs, "%s of %d bytes at %s%+d before any check against %s_end proved them inside", verb, size, p.kind, lo, endName(p.kind))
 			}
 			return a, c.fail(slot, CodeOutOfBounds, st, regs, "%s of %d bytes at %s%+d, but only %d bytes are proved inside by the check against its end", verb, size, p.kind, lo, p.rng)
 		}
@@ -430,19 +503,19 @@ func (c *checker) readStack(st *state, slot int, r asm.Register, a access, size 
 	f := st.frames[a.ptr.frame]
 	i0 := a.lo + stackSize
 	if a.exact && size == 8 && i0%8 == 0 && f.bytes[i0] == bSpill {
-		return f.spills[i0/8], nil
+		return f.spill(int(i0 / 8)), nil
 	}
 	for i := a.lo; i < a.hi; i++ {
 		switch b := f.bytes[i+stackSize]; {
 		case b == bUninit:
 			return value{}, c.fail(slot, CodeUninitStack, st, []asm.Register{r}, "read of %d bytes at fp%d reaches fp%d, which was never written", size, a.lo, i)
-		case b == bTaint || (b == bSpill && f.spills[(i+stackSize)/8].kind.isPointer()):
+		case b == bTaint || (b == bSpill && f.spill(int((i+stackSize)/8)).kind.isPointer()):
 			return value{}, c.fail(slot, CodePointerLeak, st, []asm.Register{r}, "read of %d bytes at fp%d would expose part of a spilled pointer at fp%d as a number", size, a.lo, i)
 		}
 	}
 	// A narrow read of a constant spill is still a constant.
 	if a.exact && f.bytes[i0] == bSpill && i0/8 == (a.hi-1+stackSize)/8 {
-		if k, ok := f.spills[i0/8].off.Const(); ok {
+		if k, ok := f.spill(int(i0 / 8)).off.Const(); ok {
 			v := k >> (8 * (i0 % 8))
 			if size < 8 {
 				v &= 1<<(8*size) - 1
@@ -479,13 +552,15 @@ func (c *checker) store(st *state, slot int, ins *asm.Instruction, op byte) *Err
 		}
 		return nil
 	}
-	f := st.frames[a.ptr.frame]
+	if v.kind.isPointer() && !(a.exact && size == 8 && (a.lo+stackSize)%8 == 0) {
+		return c.fail(slot, CodePointerLeak, st, regs, "a pointer may only be spilled whole: 8 bytes at an 8-byte aligned constant stack offset")
+	}
+	f := st.writeFrame(int(a.ptr.frame))
 	switch {
 	case a.exact && size == 8 && (a.lo+stackSize)%8 == 0:
 		f.mark(a.lo, a.hi, bSpill)
-		f.spills[(a.lo+stackSize)/8] = v
-	case v.kind.isPointer():
-		return c.fail(slot, CodePointerLeak, st, regs, "a pointer may only be spilled whole: 8 bytes at an 8-byte aligned constant stack offset")
+		f.setSpill(int((a.lo+stackSize)/8), v)
+		f.pkts = f.pkts || v.kind.packetLike()
 	case a.exact:
 		f.mark(a.lo, a.hi, bMisc)
 	default:
@@ -529,10 +604,11 @@ func (c *checker) atomic(st *state, slot int, ins *asm.Instruction, op byte) *Er
 			switch b := f.bytes[i+stackSize]; {
 			case b == bUninit:
 				return c.fail(slot, CodeUninitStack, st, regs, "atomic operation on fp%d, which was never written", i)
-			case b == bTaint || (b == bSpill && f.spills[(i+stackSize)/8].kind.isPointer()):
+			case b == bTaint || (b == bSpill && f.spill(int((i+stackSize)/8)).kind.isPointer()):
 				return c.fail(slot, CodePointerLeak, st, regs, "atomic operation on a spilled pointer at fp%d", i)
 			}
 		}
+		f = st.writeFrame(int(a.ptr.frame))
 		if a.exact {
 			f.mark(a.lo, a.hi, bMisc)
 		} else {
@@ -617,12 +693,15 @@ func (c *checker) helperMem(st *state, slot int, spec bytecode.HelperSpec, i, j 
 		return c.fail(slot, CodeHelperArg, st, regs, "%s: %s (r%d) must be provably between 0 and 2^31-1, is %s", spec.Signature(), spec.ArgNames[j], rl, n.off)
 	}
 	size := int(n.off.Umax)
-	if size == 0 {
+	write := spec.Args[i] == bytecode.ArgMemWritable
+	if apply && (!write || size == 0) {
 		return nil
 	}
-	write := spec.Args[i] == bytecode.ArgMemWritable
-	if apply && !write {
-		return nil
+	// The pointer is checked even when the length is provably 0: its
+	// kind, its rights, and that it lies inside its object (one past the
+	// end included), as the VM checks it.
+	if st.regs[r].kind == kCtx {
+		return c.fail(slot, CodeHelperArg, st, regs, "%s: argument %s (r%d) is the context pointer, which is never a helper's memory argument (spec/abi.md)", spec.Signature(), spec.ArgNames[i], r)
 	}
 	a, err := c.check(st, slot, r, 0, size, write, false)
 	if err != nil {
@@ -637,6 +716,7 @@ func (c *checker) helperMem(st *state, slot int, spec bytecode.HelperSpec, i, j 
 			if !apply {
 				return nil
 			}
+			f = st.writeFrame(int(a.ptr.frame))
 			// The helper writes n bytes: at least Umin of them from lo when
 			// the offset is known; anything else in range may change.
 			done := a.lo
@@ -653,7 +733,7 @@ func (c *checker) helperMem(st *state, slot int, spec bytecode.HelperSpec, i, j 
 			switch x := f.bytes[b+stackSize]; {
 			case x == bUninit:
 				return c.fail(slot, CodeUninitStack, st, regs, "%s: argument %s reads fp%d, which was never written", spec.Signature(), spec.ArgNames[i], b)
-			case x == bTaint || (x == bSpill && f.spills[(b+stackSize)/8].kind.isPointer()):
+			case x == bTaint || (x == bSpill && f.spill(int((b+stackSize)/8)).kind.isPointer()):
 				// Every helper that reads memory turns it into something the
 				// program sees or sends (a hash, a copy, a message).
 				return c.fail(slot, CodePointerLeak, st, regs, "%s: argument %s includes a spilled pointer at fp%d, whose bits the helper would expose", spec.Signature(), spec.ArgNames[i], b)

@@ -45,8 +45,8 @@ func (k kind) packetLike() bool { return k == kReq || k == kReply }
 // bytes past base+off that a comparison with the end pointer proved safe.
 type value struct {
 	off    scalar.Value
-	fixed  int64
-	rng    int64
+	fixed  int32 // within ±maxPacketOff
+	rng    int32
 	id     int32
 	region int16
 	// solo marks a packet pointer whose identity may be shared with values
@@ -114,6 +114,8 @@ func signed(s scalar.Value) string {
 // merge identifies the merge point, for variable parts born there.
 func (v value) join(w value, merge int32) value {
 	switch {
+	case v == w: // values are kept reduced, so this is their join
+		return v
 	case v.kind == kUninit || w.kind == kUninit:
 		return value{kind: kUninit}
 	case v.kind == kConflict || w.kind == kConflict, !v.sameObject(w):
@@ -137,7 +139,7 @@ func (v value) join(w value, merge int32) value {
 		b := scalar.ALU(scalar.Add, true, w.off, scalar.Const(uint64(w.fixed)))
 		// (A negative constant part would put the pointer before its
 		// window: nothing is kept then.)
-		rng := int64(0)
+		rng := int32(0)
 		if v.fixed >= 0 && w.fixed >= 0 {
 			rng = max(min(v.rng-v.fixed, w.rng-w.fixed), 0)
 		}
@@ -149,10 +151,13 @@ func (v value) join(w value, merge int32) value {
 }
 
 // widen is join with widening of the numeric parts, for loop heads.
-func (v value) widen(next value, merge int32, thresholds []uint64) value {
+func (v value) widen(next value, merge int32, th scalar.Thresholds) value {
+	if v == next {
+		return v
+	}
 	j := v.join(next, merge)
 	if j.kind == v.kind && (j.kind == kScalar || j.kind.isPointer()) {
-		j.off = v.off.Widen(j.off, thresholds)
+		j.off = v.off.Widen(j.off, th)
 	}
 	return j
 }

@@ -3,6 +3,8 @@ package verifier
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/cilium/ebpf/asm"
@@ -39,10 +41,14 @@ type Config struct {
 	Regions []Region
 	// Budget is the largest accepted worst case; 0 means DefaultBudget.
 	Budget uint64
+	// Limits bound the verifier's own time and memory; the zero value is
+	// the defaults, which every install over the wire runs under.
+	Limits Limits
 	// Position names the source of a slot ("file:line") for messages.
 	Position func(slot int) string
 	// Log, if set, receives the whole walk: every block visit with its
-	// state, as the kernel's verifier log at level 2.
+	// state, as the kernel's verifier log at level 2. Writing it is slow,
+	// so with a Log the time limit applies only when Limits.Time is set.
 	Log io.Writer
 }
 
@@ -62,13 +68,23 @@ type Report struct {
 	// Insns is the program's length in instructions, States how many block
 	// visits the analysis took.
 	Insns, States int
+	// Usage is what the verification used of Config.Limits.
+	Usage Usage
 }
 
-// EntryReport is the bound of one entry.
+// EntryReport is what the verifier proved of one entry: its bound, and
+// the regions and helpers its runs may use (a subset of the Report's: the
+// ones on paths the analysis found feasible from this entry).
 type EntryReport struct {
 	Name     string
 	Slot     int
 	MaxInsns uint64
+	// RegionsRead and RegionsWritten list region indices.
+	RegionsRead, RegionsWritten []int
+	// Helpers lists the helper numbers the entry may call; HostOnly is
+	// set when one of them exists only on the host.
+	Helpers  []uint32
+	HostOnly bool
 }
 
 // String is a one-line summary with max-insns=K, as naamc verify prints it.
@@ -79,6 +95,17 @@ func (r *Report) String() string {
 
 // Verify checks insns under cfg. A rejection is an *Error.
 func Verify(insns asm.Instructions, cfg Config) (*Report, error) {
+	rep, _, err := verify(insns, cfg)
+	return rep, err
+}
+
+// verify is Verify, and the meter, for tests of the limits.
+func verify(insns asm.Instructions, cfg Config) (*Report, *meter, error) {
+	lim := cfg.Limits
+	if cfg.Log != nil && lim.Time == 0 {
+		lim.Time = -1
+	}
+	m := newMeter(lim)
 	if err := bytecode.Validate(insns); err != nil {
 		if ie, ok := err.(*bytecode.InsnError); ok {
 			e := &Error{Insn: ie.Insn, Code: CodeInvalidInsn, Msg: ie.Msg}
@@ -88,59 +115,95 @@ func Verify(insns asm.Instructions, cfg Config) (*Report, error) {
 			if cfg.Position != nil {
 				e.Pos = cfg.Position(ie.Insn)
 			}
-			return nil, e
+			return nil, m, e
 		}
-		return nil, &Error{Code: CodeInvalidInsn, Msg: err.Error()}
+		return nil, m, &Error{Code: CodeInvalidInsn, Msg: err.Error()}
 	}
 	if cfg.Budget == 0 {
 		cfg.Budget = DefaultBudget
+	}
+	rep, verr := run(insns, cfg, m)
+	if verr != nil {
+		return nil, m, withPos(verr, cfg)
+	}
+	rep.Usage = m.usage()
+	return rep, m, nil
+}
+
+// run is the pipeline after validation.
+func run(insns asm.Instructions, cfg Config, m *meter) (*Report, *Error) {
+	// The slot tables, before they exist.
+	slots := int64(0)
+	for i := range insns {
+		slots += int64(insns[i].Width())
+	}
+	if err := m.grow(0, slots*slotCost+int64(len(insns))*8, 0); err != nil {
+		return nil, err
 	}
 	p := newProgram(insns)
 	entries := cfg.Entries
 	if entries == nil {
 		entries = []Entry{{Name: "main", Slot: 0}}
 	}
-	slots := make([]int, len(entries))
+	slotsOf := make([]int, len(entries))
 	for i, e := range entries {
 		if e.Slot < 0 || e.Slot >= p.slots || p.insnAt[e.Slot] < 0 {
 			return nil, &Error{Insn: e.Slot, Code: CodeBadEntry, Msg: fmt.Sprintf("entry %q at slot %d is not an instruction", e.Name, e.Slot)}
 		}
-		slots[i] = e.Slot
+		slotsOf[i] = e.Slot
 	}
-	g, verr := buildCFG(p, slots)
-	if verr != nil {
-		return nil, withPos(verr, cfg)
+	g, err := buildCFG(p, slotsOf, m)
+	if err != nil {
+		return nil, err
 	}
-	funcs, verr := g.structure(slots)
-	if verr != nil {
-		return nil, withPos(verr, cfg)
+	funcs, err := g.structure(slotsOf, m)
+	if err != nil {
+		return nil, err
 	}
-	c := newChecker(p, g, funcs, cfg)
+	c, err := newChecker(p, g, funcs, cfg, m)
+	if err != nil {
+		return nil, err
+	}
 	rep := &Report{Insns: len(insns)}
+	read, written, helpers := map[int16]bool{}, map[int16]bool{}, map[uint32]bool{}
 	for _, e := range entries {
-		bound, verr := c.analyzeEntry(e)
-		if verr != nil {
-			return nil, verr
+		c.regionsRead, c.regionsWritten, c.helpersUsed = map[int16]bool{}, map[int16]bool{}, map[uint32]bool{}
+		bound, err := c.analyzeEntry(e)
+		if err != nil {
+			return nil, err
 		}
 		if bound > cfg.Budget {
-			return nil, withPos(&Error{Insn: c.crossing(cfg.Budget), Code: CodeBudget,
-				Msg: fmt.Sprintf("entry %q may execute up to %d instructions, over the budget of %d; its costliest path passes the budget here", e.Name, bound, cfg.Budget)}, cfg)
+			return nil, &Error{Insn: c.crossing(cfg.Budget), Code: CodeBudget,
+				Msg: fmt.Sprintf("entry %q may execute up to %d instructions, over the budget of %d; its costliest path passes the budget here", e.Name, bound, cfg.Budget)}
 		}
-		rep.Entries = append(rep.Entries, EntryReport{Name: e.Name, Slot: e.Slot, MaxInsns: bound})
+		er := EntryReport{Name: e.Name, Slot: e.Slot, MaxInsns: bound,
+			RegionsRead: keys(c.regionsRead), RegionsWritten: keys(c.regionsWritten)}
+		er.Helpers, er.HostOnly = helperList(c.helpersUsed)
+		rep.Entries = append(rep.Entries, er)
 		rep.MaxInsns = max(rep.MaxInsns, bound)
+		maps.Copy(read, c.regionsRead)
+		maps.Copy(written, c.regionsWritten)
+		maps.Copy(helpers, c.helpersUsed)
 	}
 	rep.StackDepth = c.stackDepth
-	rep.RegionsRead = keys(c.regionsRead)
-	rep.RegionsWritten = keys(c.regionsWritten)
-	for id := range c.helpersUsed {
-		rep.Helpers = append(rep.Helpers, id)
-		if h, ok := bytecode.Helper(id); ok && h.HostOnly {
-			rep.HostOnly = true
-		}
-	}
-	sort.Slice(rep.Helpers, func(i, j int) bool { return rep.Helpers[i] < rep.Helpers[j] })
+	rep.RegionsRead = keys(read)
+	rep.RegionsWritten = keys(written)
+	rep.Helpers, rep.HostOnly = helperList(helpers)
 	rep.States = c.visits
 	return rep, nil
+}
+
+// helperList is the sorted helper numbers of set, and whether one of them
+// exists only on the host.
+func helperList(set map[uint32]bool) (ids []uint32, hostOnly bool) {
+	for id := range set {
+		ids = append(ids, id)
+		if h, ok := bytecode.Helper(id); ok && h.HostOnly {
+			hostOnly = true
+		}
+	}
+	slices.Sort(ids)
+	return ids, hostOnly
 }
 
 func withPos(e *Error, cfg Config) *Error {

@@ -430,18 +430,24 @@ func (g *gen) call(f *function) {
 	}
 	f.emit(g, asm.Mov.Reg(asm.R1, asm.R10), asm.Add.Imm(asm.R1, int32(-k)), asm.Mov.Reg(asm.R2, asm.R6))
 	g.origin = "call"
-	f.jump(g, asm.Call.Label(""), callee.name)
+	// The callee may have overwritten the bytes it was given.
+	g.callFrom(f, callee.name, callee.retKind)
+	if callee.retKind == kMemPtr && g.mem >= 1 {
+		g.access(f, asm.R0, 0, 1, opLoad)
+	}
+}
+
+// callFrom emits a call of the function named callee from f: r1–r5 are
+// gone after it, r0 holds what the callee returns (ret).
+func (g *gen) callFrom(f *function, callee string, ret regKind) {
+	f.jump(g, asm.Call.Label(""), callee)
 	g.calls++
 	for r := asm.R1; r <= asm.R5; r++ {
 		if !f.reserved[r] {
 			g.set(f, r, kNone, 0)
 		}
 	}
-	// The callee may have overwritten the bytes it was given.
-	g.set(f, asm.R0, callee.retKind, 0)
-	if callee.retKind == kMemPtr && g.mem >= 1 {
-		g.access(f, asm.R0, 0, 1, opLoad)
-	}
+	g.set(f, asm.R0, ret, 0)
 }
 
 // newCallee generates a function at the given depth that takes r1 = the
@@ -503,14 +509,7 @@ func (g *gen) deepChain(f *function) {
 	f.emit(g, storeImm(asm.R10, -8, 1, asm.DWord))
 	f.markStack(-8, 8)
 	f.emit(g, asm.Mov.Reg(asm.R1, asm.R10), asm.Add.Imm(asm.R1, -8))
-	f.jump(g, asm.Call.Label(""), names[0])
-	g.calls++
-	for r := asm.R1; r <= asm.R5; r++ {
-		if !f.reserved[r] {
-			g.set(f, r, kNone, 0)
-		}
-	}
-	g.set(f, asm.R0, kScalar, 0)
+	g.callFrom(f, names[0], kScalar)
 	saved := g.origin
 	for i, name := range names {
 		fn := &function{name: name, depth: f.depth + 1 + i}
@@ -526,4 +525,85 @@ func (g *gen) deepChain(f *function) {
 		fn.emit(g, asm.Add.Imm(asm.R0, 1), asm.Return())
 	}
 	g.origin = saved
+}
+
+// branchChain emits a long run of conditional jumps on a number, each
+// over at most one instruction: as many blocks as jumps, every one a
+// merge.
+func (g *gen) branchChain(f *function) {
+	saved := g.origin
+	g.origin = "branch-chain"
+	x := g.scratch(f)
+	g.fresh(f, x, 1, false)
+	n := []int{8, 32, 128, 512}[g.rng.IntN(4)]
+	if g.loopNest > 0 {
+		n = min(n, 32) // each way around a loop walks it again
+	}
+	for i := range n {
+		l := g.label()
+		switch g.rng.IntN(3) {
+		case 0:
+			f.jump(g, asm.JEq.Imm(x, int32(i%256), ""), l)
+		case 1:
+			f.jump(g, asm.JGT.Imm(x, int32(i%256), ""), l)
+			f.emit(g, asm.Add.Imm(x, 1))
+		default:
+			f.jump(g, asm.JSet.Imm(x, int32(1)<<(i%8), ""), l)
+			f.emit(g, asm.Xor.Imm(x, int32(i)))
+		}
+		f.bind(l)
+	}
+	g.set(f, x, kScalar, 0)
+	g.origin = saved
+}
+
+// callTree emits a call of a tree of new functions as deep as the frames
+// allow: each level calls the next fan times, with a different number in
+// r1 at each site, and sums what they return. It has fan^depth chains of
+// call sites, most of them beyond a function's own call contexts, so the
+// verifier analyses them in shared ones.
+func (g *gen) callTree(f *function) {
+	levels := maxFrames - 1 - f.depth
+	if levels < 1 {
+		g.noise(f)
+		return
+	}
+	saved := g.origin
+	g.origin = "call/tree"
+	depth := 1 + g.rng.IntN(levels)
+	fan := 2 + g.rng.IntN(3)
+	for depth > 1 && pow(fan, depth) > 512 {
+		depth--
+	}
+	names := make([]string, depth+1)
+	for l := 1; l <= depth; l++ {
+		names[l] = fmt.Sprintf("f%d", len(g.funcs)+l-1)
+	}
+	f.emit(g, asm.Mov.Imm(asm.R1, g.imm32()))
+	g.callFrom(f, names[1], kScalar)
+	for l := 1; l <= depth; l++ {
+		fn := &function{name: names[l], depth: f.depth + l}
+		g.funcs = append(g.funcs, fn)
+		if l == depth {
+			fn.emit(g, asm.Mov.Reg(asm.R7, asm.R1), asm.And.Imm(asm.R7, 255))
+		} else {
+			fn.emit(g, asm.Mov.Reg(asm.R6, asm.R1), asm.Mov.Imm(asm.R7, 0))
+			for i := range fan {
+				fn.emit(g, asm.Mov.Reg(asm.R1, asm.R6), asm.Add.Imm(asm.R1, int32(i)))
+				fn.jump(g, asm.Call.Label(""), names[l+1])
+				fn.emit(g, asm.Add.Reg(asm.R7, asm.R0))
+				g.calls++
+			}
+		}
+		fn.emit(g, asm.Mov.Reg(asm.R0, asm.R7), asm.Return())
+	}
+	g.origin = saved
+}
+
+func pow(b, e int) int {
+	n := 1
+	for range e {
+		n *= b
+	}
+	return n
 }

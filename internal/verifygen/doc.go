@@ -11,7 +11,10 @@
 // range the generator knows by enumerating its inputs, stack accesses next
 // to -512 and 0, spills, refills and partial overwrites, pointer
 // arithmetic, pointer stores, bounded and unbounded loops, local calls
-// that pass stack pointers, lddw, divisions, byte swaps and movsx. Each
+// that pass stack pointers, trees of calls as deep as the frames allow
+// (more chains of call sites than the verifier gives call contexts of
+// their own), long chains of branches, lddw, divisions, byte swaps and
+// movsx. Each
 // snippet is built either on the safe side of the boundary or, with a
 // per-program probability, one step over it (Program.Defects says which),
 // so that a generated mix is roughly half accepted and half rejected.
@@ -27,6 +30,10 @@
 // included; no read of uninitialised stack; no pointer stored to memory,
 // returned, compared with a number or exposed by arithmetic), where the
 // VM only checks that an address is mapped.
+//
+// Build makes the worst shapes for the verifier's own resources (Shape):
+// programs of up to an object's worth of code whose safe verification
+// needs many blocks, call contexts, loops or constants.
 //
 // The package imports only cilium/ebpf's asm and bytecode; output is a
 // deterministic function of the seed and the options. It is for tests only.

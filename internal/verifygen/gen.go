@@ -28,6 +28,9 @@ type Program struct {
 	MemSize uint64
 	// Budget is the verifier budget the program is meant to be checked with.
 	Budget uint64
+	// MaxInsns is the bound the verifier must prove, for programs built
+	// by Build (0 for Generate's).
+	MaxInsns uint64
 	// Loops counts the loops the program contains.
 	Loops int
 	// Calls counts local calls.

@@ -31,12 +31,15 @@ func (g *gen) snippet(f *function) {
 		{1, g.misc},
 	}
 	if !g.opts.Kernel {
-		choices = append(choices, choice{1, g.unbounded})
+		choices = append(choices, choice{1, g.unbounded}, choice{1, g.branchChain})
 	}
 	if !deep {
 		choices = append(choices, choice{8, g.loop}, choice{5, g.ifElse})
 		if g.allowCalls && f.depth < maxFrames-1 && (!g.opts.Kernel || f.depth < 3) {
 			choices = append(choices, choice{5, g.call})
+		}
+		if g.allowCalls && !g.opts.Kernel && f.depth < maxFrames-1 {
+			choices = append(choices, choice{1, g.callTree})
 		}
 	}
 	if f.hasArg {

@@ -15,10 +15,12 @@
 //     datagram (zero copy). Decode never panics: a malformed packet is an
 //     *Error that names the field and wraps a sentinel (ErrShort, ErrMagic,
 //     ErrLength, ErrMAC, …) for the runtime's drop counters.
-//   - Keys maps a tenant to its Key; the MAC is HMAC-SHA256, truncated to 16
-//     bytes, over the header without its tag and the payload. A Key is
-//     immutable and shared by all goroutines; a Codec holds the hash state
-//     and belongs to one goroutine (one per NIC core).
+//   - Keys maps a tenant to its Key; the MAC is the key's algorithm
+//     (MACAlg: HMAC-SHA256, the default, or SipHash-2-4-128, which the
+//     XDP tier can compute in the kernel), 16 bytes, over the header
+//     without its tag and the payload. A Key is immutable and shared by
+//     all goroutines; a Codec holds the hash state and belongs to one
+//     goroutine (one per NIC core).
 //   - Window is the per-(peer, tenant) sliding window of request ids that
 //     tells a new request from a duplicate or one too old to judge; with the
 //     runtime's reply cache it separates retransmissions from replays.

@@ -6,13 +6,18 @@ import (
 	"testing"
 )
 
-// oneKey gives every tenant the same key, so that the fuzzer can reach the
-// checks after the key lookup.
-type oneKey struct{ k *Key }
+// twoKeys gives odd tenants one key and even tenants another, so that the
+// fuzzer reaches the checks after the key lookup under both algorithms.
+type twoKeys struct{ odd, even *Key }
 
-func (o oneKey) Key(uint32) *Key { return o.k }
+func (k twoKeys) Key(tenant uint32) *Key {
+	if tenant%2 == 1 {
+		return k.odd
+	}
+	return k.even
+}
 
-// FuzzDecode: Decode and Parse never panic; whatever Parse accepts
+// FuzzDecode: Decode and Parse never panic, under either MAC algorithm; whatever Parse accepts
 // re-encodes to the same bytes but the tag, and whatever Decode accepts
 // re-encodes to exactly the same bytes.
 func FuzzDecode(f *testing.F) {
@@ -23,7 +28,11 @@ func FuzzDecode(f *testing.F) {
 	f.Add(mustEncode(f, c, Header{Type: TypeErrorReply, Tenant: 7, Status: StatusRuntime + 3, Flags: FlagForwarded}, []byte("no")))
 	f.Add([]byte{})
 	f.Add(make([]byte, HeaderSize))
-	fuzz, err := NewCodec(Config{Keys: oneKey{mustKey(f, testSecret())}, MaxPayload: 4096})
+	sip, err := NewKeyAlg(MACSipHash128, testSecret())
+	if err != nil {
+		f.Fatal(err)
+	}
+	fuzz, err := NewCodec(Config{Keys: twoKeys{mustKey(f, testSecret()), sip}, MaxPayload: 4096})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -414,7 +415,7 @@ func checkRefine(t testing.TB, e entropy, c Cond, jmp32 bool, a, b Value, sample
 func checkJoinWiden(t testing.TB, e entropy, a, b Value, thresholds []uint64, samples int) {
 	t.Helper()
 	j := a.Join(b)
-	w := a.Widen(b, thresholds)
+	w := a.Widen(b, NewThresholds(thresholds))
 	checkReduced(t, "Join", j)
 	checkReduced(t, "Widen", w)
 	for range samples {
@@ -501,7 +502,7 @@ func TestWidenTerminates(t *testing.T) {
 		w := genValue(e, 1)
 		changes := 0
 		for range 300 {
-			next := w.Widen(genValue(e, 1), ts)
+			next := w.Widen(genValue(e, 1), NewThresholds(ts))
 			if next != w {
 				changes++
 			}
@@ -541,7 +542,7 @@ func TestWidenLoops(t *testing.T) {
 				if i > 20 {
 					t.Fatalf("no fixpoint after 20 rounds: %v", v)
 				}
-				next := v.Widen(v.Join(tc.step(v)), tc.thr)
+				next := v.Widen(v.Join(tc.step(v)), NewThresholds(tc.thr))
 				if next == v {
 					break
 				}
@@ -917,10 +918,10 @@ func TestJoinWidenPrecision(t *testing.T) {
 		t.Errorf("[0,10] ⊔ [-5,-1] = %v", got)
 	}
 	thr := []uint64{100, 10, 1000, uint64(1<<64 - 8)}
-	if got := Range(0, 5).Widen(Range(0, 7), thr); got.Umax != 10 {
+	if got := Range(0, 5).Widen(Range(0, 7), NewThresholds(thr)); got.Umax != 10 {
 		t.Errorf("widen to threshold: %v", got)
 	}
-	if got := Range(0, 5).Widen(Range(1, 4), thr); got != Range(0, 5) {
+	if got := Range(0, 5).Widen(Range(1, 4), NewThresholds(thr)); got != Range(0, 5) {
 		t.Errorf("widen by a smaller value: %v", got)
 	}
 	// Past the thresholds, the limits: int32, uint32, int64, uint64.
@@ -928,20 +929,20 @@ func TestJoinWidenPrecision(t *testing.T) {
 	for _, step := range []struct{ next, want uint64 }{
 		{2000, math.MaxInt32}, {1 << 31, m32}, {1 << 32, math.MaxInt64}, {1 << 63, maxU64},
 	} {
-		v = v.Widen(Range(0, step.next), nil)
+		v = v.Widen(Range(0, step.next), NewThresholds(nil))
 		if v.Umax != step.want {
 			t.Errorf("widen to %#x: %v, want umax %#x", step.next, v, step.want)
 		}
 	}
-	if got := SRange(-5, 5).Widen(SRange(-10, 5), nil); got.Smin != math.MinInt32 {
+	if got := SRange(-5, 5).Widen(SRange(-10, 5), NewThresholds(nil)); got.Smin != math.MinInt32 {
 		t.Errorf("widen of smin: %v", got)
 	}
 	// 32-bit values widen to the 32-bit limit; a stride keeps its alignment.
 	w := ALU(Add, false, Unknown(), Const(0))
-	if got := Range(0, 5).Widen(w, nil); got.Umax != m32 {
+	if got := Range(0, 5).Widen(w, NewThresholds(nil)); got.Umax != m32 {
 		t.Errorf("widen of 32-bit values: %v", got)
 	}
-	if got := Const(0).Widen(Const(0).Join(Const(8)), nil); got.T != (Tnum{0, 0x7ffffff8}) {
+	if got := Const(0).Widen(Const(0).Join(Const(8)), NewThresholds(nil)); got.T != (Tnum{0, 0x7ffffff8}) {
 		t.Errorf("widen of a stride: %v", got)
 	}
 }
@@ -1101,6 +1102,117 @@ func TestMembers(t *testing.T) {
 			if got, ok := prevMember(tn, ps, n, x); ok != okPrev || (ok && got != wantPrev) {
 				t.Fatalf("prevMember(%v, %v, %#x) = %#x, %v; want %#x, %v", tn, ps[:n], x, got, ok, wantPrev, okPrev)
 			}
+		}
+	}
+}
+
+// widenLinear is Widen as a scan over an unsorted threshold list: the
+// reference the binary searches of Thresholds must agree with.
+func widenLinear(v, next Value, thresholds []uint64) Value {
+	v, next = v.sane(), next.sane()
+	w := v
+	if next.Umin < v.Umin {
+		w.Umin = 0
+		for _, t := range thresholds {
+			if t <= next.Umin && t > w.Umin {
+				w.Umin = t
+			}
+		}
+	}
+	if next.Umax > v.Umax {
+		w.Umax = maxU64
+		for _, t := range append(thresholds[:len(thresholds):len(thresholds)], maxU32) {
+			if t >= next.Umax && t < w.Umax {
+				w.Umax = t
+			}
+		}
+	}
+	if next.Smin < v.Smin {
+		w.Smin = math.MinInt64
+		for _, t := range append(thresholds[:len(thresholds):len(thresholds)], minInt32U, 0) {
+			if s := int64(t); s <= next.Smin && s > w.Smin {
+				w.Smin = s
+			}
+		}
+	}
+	if next.Smax > v.Smax {
+		w.Smax = math.MaxInt64
+		for _, t := range append(thresholds[:len(thresholds):len(thresholds)], math.MaxInt32, maxU32) {
+			if s := int64(t); s >= next.Smax && s < w.Smax {
+				w.Smax = s
+			}
+		}
+	}
+	w.lo = widenLow32Linear(v.lo, next.lo, thresholds)
+	return widenT(v, next, w)
+}
+
+// widenLow32 widens the 32-bit ranges as Widen does the 64-bit ones, with
+// the thresholds that fit in 32 bits (unsigned, or as int64 in int32).
+func widenLow32Linear(v, next low32, thresholds []uint64) low32 {
+	vu0, vu1, vs0, vs1 := v.bounds()
+	nu0, nu1, ns0, ns1 := next.bounds()
+	u0, u1, s0, s1 := vu0, vu1, vs0, vs1
+	if nu0 < vu0 {
+		u0 = 0
+		for _, t := range thresholds {
+			if t <= uint64(nu0) && t > uint64(u0) {
+				u0 = uint32(t)
+			}
+		}
+	}
+	if nu1 > vu1 {
+		u1 = math.MaxUint32
+		for _, t := range thresholds {
+			if t >= uint64(nu1) && t < uint64(u1) {
+				u1 = uint32(t)
+			}
+		}
+	}
+	if ns0 < vs0 {
+		s0 = math.MinInt32
+		for _, t := range append(thresholds[:len(thresholds):len(thresholds)], 0) {
+			if x := int64(t); x <= int64(ns0) && x > int64(s0) {
+				s0 = int32(x)
+			}
+		}
+	}
+	if ns1 > vs1 {
+		s1 = math.MaxInt32
+		for _, t := range thresholds {
+			if x := int64(t); x >= int64(ns1) && x < int64(s1) {
+				s1 = int32(x)
+			}
+		}
+	}
+	return mkLow32(u0, u1, s0, s1)
+}
+
+// TestWidenMatchesLinear: the sorted lookups give what a scan over every
+// threshold gives, for thresholds near the 32- and 64-bit limits too.
+func TestWidenMatchesLinear(t *testing.T) {
+	e := newRNG(9)
+	edges := []uint64{0, 1, 2, maxU32 - 1, maxU32, maxU32 + 1, minInt32U, minInt32U - 1, minInt32U + 1,
+		1<<31 - 1, 1 << 31, 1<<63 - 1, 1 << 63, 1<<63 + 1, maxU64 - 1, maxU64}
+	for i := range 40000 {
+		ts := genThresholds(e)
+		if i%3 == 0 {
+			for range e.n(4) {
+				ts = append(ts, edges[e.n(len(edges))])
+			}
+		}
+		a, b := genValue(e, 1), genValue(e, 1)
+		want := widenLinear(a, b, ts)
+		if got := a.Widen(b, NewThresholds(slices.Clone(ts))); got != want {
+			t.Fatalf("thresholds %#x\n a=%+v\n b=%+v\n sorted=%+v\n linear=%+v", ts, a, b, got, want)
+		}
+		var spread []uint64
+		for _, c := range ts {
+			spread = append(spread, c-1, c, c+1)
+		}
+		want = widenLinear(a, b, spread)
+		if got := a.Widen(b, NewSpreadThresholds(slices.Clone(ts))); got != want {
+			t.Fatalf("spread thresholds %#x\n a=%+v\n b=%+v\n sorted=%+v\n linear=%+v", ts, a, b, got, want)
 		}
 	}
 }

@@ -132,42 +132,28 @@ func join(v, w Value) Value {
 // Termination: every bound only moves outward, to one of finitely many
 // places, and T only loses known bits, so every chain v1 = v0.Widen(x0),
 // v2 = v1.Widen(x1), ... becomes stationary.
-func (v Value) Widen(next Value, thresholds []uint64) Value {
+func (v Value) Widen(next Value, th Thresholds) Value {
 	v, next = v.sane(), next.sane()
 	w := v
 	if next.Umin < v.Umin {
-		w.Umin = 0
-		for _, t := range thresholds {
-			if t <= next.Umin && t > w.Umin {
-				w.Umin = t
-			}
-		}
+		w.Umin = th.widenUmin(next.Umin)
 	}
 	if next.Umax > v.Umax {
-		w.Umax = maxU64
-		for _, t := range append(thresholds[:len(thresholds):len(thresholds)], maxU32) {
-			if t >= next.Umax && t < w.Umax {
-				w.Umax = t
-			}
-		}
+		w.Umax = th.widenUmax(next.Umax)
 	}
 	if next.Smin < v.Smin {
-		w.Smin = math.MinInt64
-		for _, t := range append(thresholds[:len(thresholds):len(thresholds)], minInt32U, 0) {
-			if s := int64(t); s <= next.Smin && s > w.Smin {
-				w.Smin = s
-			}
-		}
+		w.Smin = th.widenSmin(next.Smin)
 	}
 	if next.Smax > v.Smax {
-		w.Smax = math.MaxInt64
-		for _, t := range append(thresholds[:len(thresholds):len(thresholds)], math.MaxInt32, maxU32) {
-			if s := int64(t); s >= next.Smax && s < w.Smax {
-				w.Smax = s
-			}
-		}
+		w.Smax = th.widenSmax(next.Smax)
 	}
-	w.lo = widenLow32(v.lo, next.lo, thresholds)
+	w.lo = widenLow32(v.lo, next.lo, th)
+	return widenT(v, next, w)
+}
+
+// widenT completes w, v widened by next with its bounds already moved:
+// T is joined, and takes in the new range when a bound moved.
+func widenT(v, next, w Value) Value {
 	w.T = tnumUnion(v.T, next.T)
 	if w.Umin != v.Umin || w.Umax != v.Umax || w.Smin != v.Smin || w.Smax != v.Smax || w.lo != v.lo {
 		// The new range, seen as a tnum, with the low bits that are known
@@ -190,40 +176,32 @@ func (v Value) Widen(next Value, thresholds []uint64) Value {
 
 // widenLow32 widens the 32-bit ranges as Widen does the 64-bit ones, with
 // the thresholds that fit in 32 bits (unsigned, or as int64 in int32).
-func widenLow32(v, next low32, thresholds []uint64) low32 {
+func widenLow32(v, next low32, th Thresholds) low32 {
 	vu0, vu1, vs0, vs1 := v.bounds()
 	nu0, nu1, ns0, ns1 := next.bounds()
 	u0, u1, s0, s1 := vu0, vu1, vs0, vs1
 	if nu0 < vu0 {
-		u0 = 0
-		for _, t := range thresholds {
-			if t <= uint64(nu0) && t > uint64(u0) {
-				u0 = uint32(t)
-			}
-		}
+		u0 = uint32(th.widenUmin(uint64(nu0))) // <= nu0: fits
 	}
 	if nu1 > vu1 {
 		u1 = math.MaxUint32
-		for _, t := range thresholds {
-			if t >= uint64(nu1) && t < uint64(u1) {
-				u1 = uint32(t)
-			}
+		if t, ok := th.succU(uint64(nu1)); ok && t < math.MaxUint32 {
+			u1 = uint32(t)
 		}
 	}
 	if ns0 < vs0 {
 		s0 = math.MinInt32
-		for _, t := range append(thresholds[:len(thresholds):len(thresholds)], 0) {
-			if x := int64(t); x <= int64(ns0) && x > int64(s0) {
-				s0 = int32(x)
-			}
+		if x, ok := th.predS(int64(ns0)); ok && x > math.MinInt32 {
+			s0 = int32(x)
+		}
+		if ns0 >= 0 && s0 < 0 {
+			s0 = 0
 		}
 	}
 	if ns1 > vs1 {
 		s1 = math.MaxInt32
-		for _, t := range thresholds {
-			if x := int64(t); x >= int64(ns1) && x < int64(s1) {
-				s1 = int32(x)
-			}
+		if x, ok := th.succS(int64(ns1)); ok && x < math.MaxInt32 {
+			s1 = int32(x)
 		}
 	}
 	return mkLow32(u0, u1, s0, s1)
@@ -232,6 +210,9 @@ func widenLow32(v, next low32, thresholds []uint64) low32 {
 // sane returns the reduced form of a Value that may have been built by hand,
 // or Unknown if it describes no value.
 func (v Value) sane() Value {
+	if v.Umin == v.Umax && v == Const(v.Umin) { // the common case, already reduced
+		return v
+	}
 	r, ok := v.norm()
 	if !ok {
 		return Unknown()

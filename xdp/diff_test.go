@@ -1,0 +1,73 @@
+package xdp
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/naam-project/naam/nicrt"
+)
+
+// TestDiffVerbs: READ, WRITE, CAS and FETCH-ADD, and every way they are
+// refused, give the same replies and region bytes in XDP as in the NIC
+// model.
+func TestDiffVerbs(t *testing.T) {
+	p := newPair(t, Config{})
+	rw := p.region("rw", 4096, true, nil)
+	ro := p.region("ro", 100, false, []byte("read-only bytes"))
+	other, err := p.nic.Register(testTenant+1, "theirs", 64, nicrt.RegionOptions{Writable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xo, err := NewRegion(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer xo.Close()
+	if err := p.tier.AddRegion(VerbRegion{ID: other.ID, Tenant: testTenant + 1, Key: other.Key, Writable: true}, xo); err != nil {
+		t.Fatal(err)
+	}
+	ref, rref := rw.nic.Ref(), ro.nic.Ref()
+	wrong := ref
+	wrong.Key ^= 1
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 200 {
+		p.call(nicrt.HandlerFetchAdd, nicrt.AppendFetchAdd(nil, ref, uint64(r.IntN(16))*8, r.Uint64()%1000))
+	}
+	cases := [][]byte{
+		nicrt.AppendWrite(nil, ref, 100, []byte("hello, xdp")),
+		nicrt.AppendRead(nil, ref, 96, 20),
+		nicrt.AppendRead(nil, ref, 0, 1408),
+		nicrt.AppendRead(nil, ref, 4000, 96),
+		nicrt.AppendRead(nil, ref, 4000, 97),       // out of bounds
+		nicrt.AppendRead(nil, ref, 0, 1409),        // too large
+		nicrt.AppendRead(nil, ref, 1<<40, 1),       // out of bounds
+		nicrt.AppendRead(nil, wrong, 0, 8),         // wrong key
+		nicrt.AppendRead(nil, rref, 0, 15),         // read-only is readable
+		nicrt.AppendWrite(nil, rref, 0, []byte{1}), // read-only
+		nicrt.AppendFetchAdd(nil, rref, 0, 1),      // read-only
+		nicrt.AppendFetchAdd(nil, ref, 4, 1),       // misaligned
+		nicrt.AppendFetchAdd(nil, ref, 4088, 1),    // the last word
+		nicrt.AppendFetchAdd(nil, ref, 4096, 1),    // out of bounds
+		nicrt.AppendCAS(nil, ref, 8, 0, 5),         // fails or not, as in the model
+		nicrt.AppendCAS(nil, ref, 16, 12345, 5),
+		nicrt.AppendFetchAdd(nil, other.Ref(), 0, 1),         // foreign region
+		nicrt.AppendRead(nil, ref, 0, 8)[:23],                // bad request: short
+		append(nicrt.AppendFetchAdd(nil, ref, 0, 1), 0),      // bad request: long
+		nicrt.AppendWrite(nil, ref, 4090, []byte("1234567")), // out of bounds
+		nicrt.AppendWrite(nil, ref, 4089, []byte("1234567")),
+		nicrt.AppendWrite(nil, ref, 0, make([]byte, 1392)),
+	}
+	for _, c := range cases {
+		p.call(nicrt.HandlerRead, c)
+		p.call(nicrt.HandlerWrite, c)
+		p.call(nicrt.HandlerCAS, c)
+		p.call(nicrt.HandlerFetchAdd, c)
+	}
+	// The CAS old value read back, and a CAS that succeeds.
+	old := binary.LittleEndian.Uint64(p.call(nicrt.HandlerRead, nicrt.AppendRead(nil, ref, 24, 8)))
+	p.call(nicrt.HandlerCAS, nicrt.AppendCAS(nil, ref, 24, old, 777))
+	if got := binary.LittleEndian.Uint64(rw.xdp.Bytes()[24:]); got != 777 {
+		t.Fatalf("CAS from %d to 777 left %d", old, got)
+	}
+}
