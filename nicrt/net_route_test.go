@@ -330,7 +330,7 @@ func TestNetForwardLossy(t *testing.T) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for i := range 2 {
-		cl := c.client(t, 0, uint32(1+i), ClientConfig{MaxTries: 30})
+		cl := c.client(t, 0, uint32(1+i), lossyLink(ClientConfig{MaxTries: 30}))
 		for range 4 {
 			wg.Go(func() {
 				for next.Add(1) <= int64(n) {

@@ -95,11 +95,14 @@ type Server struct {
 // peer is the state kept per peerKey: the anti-replay window and the
 // reply cache over the ids inside it.
 type peer struct {
-	mu    sync.Mutex
-	win   wire.Window
-	cache [wire.WindowSize]cacheSlot // by request id mod WindowSize
-	seen  atomic.Bool                // a request since the last activity count
-	idle  atomic.Int64               // activity periods without a request (countActive)
+	mu  sync.Mutex
+	win wire.Window
+	// cache is the reply cache by request id mod WindowSize, in chunks
+	// made as ids reach them (slot): a peer that sent a few requests holds
+	// one chunk, not the whole cache (spec/nic.md, Peer state).
+	cache [wire.WindowSize / cacheChunk]*[cacheChunk]cacheSlot
+	seen  atomic.Bool  // a request since the last activity count
+	idle  atomic.Int64 // activity periods without a request (countActive)
 	// Under mu: requests submitted and not done; evicted once the server
 	// dropped the state (a request that finds it so looks the key up
 	// again); floor, when hasFloor, the high edge of an evicted window of
@@ -125,6 +128,21 @@ const (
 	peerForwarded                 // requests node via forwarded for src
 	peerOneWay                    // one-way messages (send) from src
 )
+
+// cacheChunk is how many reply cache slots are allocated together.
+const cacheChunk = 64
+
+// slot returns the reply cache slot of id, making its chunk if need be;
+// pr.mu is held.
+func (pr *peer) slot(id uint64) *cacheSlot {
+	i := id % wire.WindowSize
+	c := pr.cache[i/cacheChunk]
+	if c == nil {
+		c = new([cacheChunk]cacheSlot)
+		pr.cache[i/cacheChunk] = c
+	}
+	return &c[i%cacheChunk]
+}
 
 // cacheSlot is the reply cache entry of one request id.
 type cacheSlot struct {
@@ -431,13 +449,17 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 		pr.mu.Unlock() // evicted meanwhile: its successor has the floor
 	}
 	pr.seen.Store(true)
-	slot := &pr.cache[id%wire.WindowSize]
 	if pr.hasFloor && id <= pr.floor {
 		pr.mu.Unlock()
 		s.ctr.replaysEvicted.Add(1)
 		return false, false
 	}
-	switch pr.win.Observe(id) {
+	verdict := pr.win.Observe(id)
+	var slot *cacheSlot
+	if verdict != wire.IDTooOld {
+		slot = pr.slot(id)
+	}
+	switch verdict {
 	case wire.IDNew:
 		slot.id, slot.state = id, slotRunning
 		pr.running++
@@ -448,7 +470,7 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 			pr.mu.Unlock()
 			s.ctr.duplicatesOneWay.Add(1)
 		case slot.id == id && slot.state == slotDone:
-			b := append(q.tx.buffer(), slot.dgram...)
+			b := q.resealRepeat(slot.dgram)
 			pr.mu.Unlock()
 			q.tx.push(replyTo, b)
 			s.ctr.cacheHits.Add(1)
@@ -513,6 +535,27 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 	// core's goroutine (core.enqueue).
 	return true, s.nic.submit(&msg, in.done, true)
 }
+
+// resealRepeat returns a copy of the cached reply dgram (sealed here) in
+// a buffer of the tx queue, with FlagRetransmit set (sealed again if it
+// was not): a repeated reply, so that the caller can tell the first try's
+// own answer from it and know a retransmission spurious when both come
+// (spec/wire.md, Flags).
+func (q *rxQueue) resealRepeat(dgram []byte) []byte {
+	pkt, err := wire.Parse(dgram, q.codec.MaxPayload())
+	if err == nil && pkt.Flags&wire.FlagRetransmit == 0 {
+		h := pkt.Header
+		h.Flags |= wire.FlagRetransmit
+		if b, err := q.codec.Encode(q.tx.buffer(), &h, pkt.Payload); err == nil {
+			return b
+		}
+	}
+	return append(q.tx.buffer(), dgram...)
+}
+
+// repeatFlag is the FlagRetransmit of a reply to a request whose run came
+// from a try that carried it: the reply is not the first try's own.
+func repeatFlag(req *wire.Header) wire.Flags { return req.Flags & wire.FlagRetransmit }
 
 // peer returns the state of key, creating it; nil when the server holds
 // MaxPeers states and none may be evicted.
@@ -659,7 +702,7 @@ func (in *inflight) complete(r Reply) {
 	}
 	req := &in.hdr
 	h := wire.Header{
-		Type: wire.TypeReply, Credits: s.credits(), Tenant: req.Tenant, Handler: req.Handler,
+		Type: wire.TypeReply, Flags: repeatFlag(req), Credits: s.credits(), Tenant: req.Tenant, Handler: req.Handler,
 		RequestID: req.RequestID, Src: s.cfg.Node, Dst: req.Src,
 	}
 	var payload []byte
@@ -721,8 +764,8 @@ func (in *inflight) send(core int, to transport.Addr, b []byte) {
 // slot went to a newer id meanwhile.
 func (in *inflight) cache(state slotState, dgram []byte) {
 	pr, id := in.peer, in.hdr.RequestID
-	slot := &pr.cache[id%wire.WindowSize]
 	pr.mu.Lock()
+	slot := pr.slot(id)
 	pr.running--
 	if slot.id == id && slot.state == slotRunning {
 		slot.state = state

@@ -34,7 +34,7 @@ func (in *inflight) runControl(body []byte) {
 	codec, _ := wire.NewCodec(wire.Config{Keys: s.cfg.Keys, MaxPayload: s.cfg.MaxPayload})
 	req := &in.hdr
 	h := wire.Header{
-		Type: wire.TypeReply, Credits: s.credits(), Tenant: req.Tenant, Handler: req.Handler,
+		Type: wire.TypeReply, Flags: repeatFlag(req), Credits: s.credits(), Tenant: req.Tenant, Handler: req.Handler,
 		RequestID: req.RequestID, Src: s.cfg.Node, Dst: req.Src,
 	}
 	payload, st, why := s.control(req, body)

@@ -154,7 +154,9 @@ func (s *Server) forwardErr(in *inflight, from Origin, req *Message, node uint64
 	}
 	route := wire.Route{Forwarded: true, Via: s.cfg.Node, ReplyTo: in.addr, HasProgram: true, Program: from.Program.Digest}
 	h := wire.Header{
-		Type: wire.TypeRequest, Flags: wire.RouteFlags(&route),
+		// The retransmit flag goes on: the next node's reply must tell
+		// the caller whether its first try ran (repeatFlag).
+		Type: wire.TypeRequest, Flags: wire.RouteFlags(&route) | repeatFlag(&in.hdr),
 		Tenant: in.hdr.Tenant, Handler: handler, RequestID: in.hdr.RequestID,
 		Src: in.hdr.Src, Dst: dst,
 	}
