@@ -144,6 +144,16 @@ func (pr *peer) slot(id uint64) *cacheSlot {
 	return &c[i%cacheChunk]
 }
 
+// cached returns the reply cache slot of id if its chunk exists, else
+// nil; pr.mu is held.
+func (pr *peer) cached(id uint64) *cacheSlot {
+	i := id % wire.WindowSize
+	if c := pr.cache[i/cacheChunk]; c != nil {
+		return &c[i%cacheChunk]
+	}
+	return nil
+}
+
 // cacheSlot is the reply cache entry of one request id.
 type cacheSlot struct {
 	id    uint64
@@ -179,9 +189,12 @@ type inflight struct {
 	q    *rxQueue
 	buf  []byte
 	peer *peer
-	addr transport.Addr // where the reply goes: the sender, or the original caller of a forwarded request
+	addr transport.Addr // where the reply goes: the sender, the original caller of a forwarded request, or the node that relays it
 	hdr  wire.Header
-	done func(Reply) // in.complete, bound once
+	// relay: addr is the forwarding node's, which passes the reply on to
+	// the caller (the reply carries FlagForwarded; spec/wire.md, Routing).
+	relay bool
+	done  func(Reply) // in.complete, bound once
 	// oneway: a one-way message, answered by nothing. fwd, when the
 	// handler forwarded the request: the sealed datagram, for fwdTo.
 	oneway bool
@@ -395,6 +408,10 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 		s.ctr.countDecodeError(err)
 		return false, false
 	}
+	if isRelay(&pkt) { // addressed to the caller, not to this node
+		q.relay(&pkt, p.Buf[:p.N])
+		return false, false
+	}
 	if pkt.Dst != s.cfg.Node && !describesAnyNode(&pkt) {
 		s.ctr.wrongDst.Add(1)
 		return false, false
@@ -416,7 +433,7 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 	var route wire.Route
 	payload := pkt.Payload
 	key := peerKey{src: pkt.Src, tenant: pkt.Tenant}
-	replyTo := p.Addr
+	replyTo, relay := p.Addr, false
 	if pkt.Flags&(wire.FlagForwarded|wire.FlagProgram|wire.FlagOneWay) != 0 {
 		if pkt.Type != wire.TypeRequest {
 			s.ctr.malformed[MalformedRoute].Add(1)
@@ -432,7 +449,7 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 			key.kind = peerOneWay
 		case route.Forwarded:
 			key.kind, key.via = peerForwarded, route.Via
-			replyTo = route.ReplyTo
+			replyTo, relay = s.forwardReplyTo(pkt.Src, &route, p.Addr)
 		}
 	}
 	id := pkt.RequestID
@@ -506,7 +523,7 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 		return false, false
 	}
 	in := q.slots[i]
-	in.peer, in.addr, in.hdr, in.oneway = pr, replyTo, pkt.Header, key.kind == peerOneWay
+	in.peer, in.addr, in.relay, in.hdr, in.oneway = pr, replyTo, relay, pkt.Header, key.kind == peerOneWay
 	s.inflight.Add(1)
 	if pkt.Type == wire.TypeControl {
 		s.ctr.control.Add(1)
@@ -705,6 +722,9 @@ func (in *inflight) complete(r Reply) {
 		Type: wire.TypeReply, Flags: repeatFlag(req), Credits: s.credits(), Tenant: req.Tenant, Handler: req.Handler,
 		RequestID: req.RequestID, Src: s.cfg.Node, Dst: req.Src,
 	}
+	if in.relay {
+		h.Flags |= wire.FlagForwarded
+	}
 	var payload []byte
 	switch {
 	case r.Status == StatusOK:
@@ -776,7 +796,7 @@ func (in *inflight) cache(state slotState, dgram []byte) {
 
 func (in *inflight) release() {
 	s := in.s
-	in.q, in.peer, in.hdr = nil, nil, wire.Header{}
+	in.q, in.peer, in.hdr, in.relay = nil, nil, wire.Header{}, false
 	in.oneway, in.fwd, in.fwdTo = false, nil, transport.Addr{}
 	s.pool.Put(in)
 	s.inflight.Done()

@@ -74,6 +74,7 @@ type serverCounters struct {
 	sends, forwards, sendsRefused, forwardsRefused    atomic.Uint64
 	unknownNode                                       atomic.Uint64
 	peersFull, peersEvicted, replaysEvicted           atomic.Uint64
+	relayed, relayUnmatched                           atomic.Uint64
 }
 
 // ServerStats is a snapshot of a Server's counters (spec/nic.md, Network
@@ -124,6 +125,10 @@ type ServerStats struct {
 	ForwardsRefused uint64 // forward calls refused
 	UnknownNode     uint64 // sends and forwards refused for a node with no address (SetPeer)
 
+	// No reflection (spec/wire.md, Routing).
+	Relayed        uint64 // replies to requests this node forwarded, passed on to their callers
+	RelayUnmatched uint64 // dropped: a reply to relay that answers no forward this node keeps
+
 	Peers        int    // peer states held (at most ServerConfig.MaxPeers)
 	Floors       int    // evicted peers whose window's high edge is kept
 	PeersEvicted uint64 // peer states evicted
@@ -134,7 +139,7 @@ type ServerStats struct {
 func (s ServerStats) Dropped() uint64 {
 	d := s.BadMAC + s.UnknownTenant + s.WrongDst + s.UnexpectedType + s.CreditPackets +
 		s.DuplicatesRunning + s.DuplicatesForwarded + s.ReplaysUncached + s.ReplaysTooOld +
-		s.ReplaysEvicted + s.DuplicatesOneWay + s.PeersFull
+		s.ReplaysEvicted + s.DuplicatesOneWay + s.PeersFull + s.RelayUnmatched
 	for _, m := range s.Malformed {
 		d += m
 	}
@@ -159,6 +164,7 @@ func (s *Server) Stats() ServerStats {
 		UnknownProgram: c.unknownProgram.Load(), Sends: c.sends.Load(), Forwards: c.forwards.Load(),
 		SendsRefused: c.sendsRefused.Load(), ForwardsRefused: c.forwardsRefused.Load(), UnknownNode: c.unknownNode.Load(),
 		PeersEvicted: c.peersEvicted.Load(), PeersFull: c.peersFull.Load(),
+		Relayed: c.relayed.Load(), RelayUnmatched: c.relayUnmatched.Load(),
 	}
 	st.Malformed, st.BadMAC, st.UnknownTenant = c.decodeCounters.snapshot()
 	for _, q := range s.queues {
@@ -195,6 +201,8 @@ func (s ServerStats) Counters() []Counter {
 		{"server.forwards_refused", s.ForwardsRefused}, {"server.unknown_node", s.UnknownNode},
 		{"server.floors", uint64(s.Floors)}, {"server.peers_evicted", s.PeersEvicted},
 		{"server.drop.peers_full", s.PeersFull},
+		{"server.relayed", s.Relayed},
+		{"server.drop.relay_unmatched", s.RelayUnmatched},
 	}
 	for i, v := range s.Malformed {
 		out = append(out, Counter{"server.drop.malformed." + Malformed(i).String(), v})
