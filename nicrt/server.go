@@ -38,6 +38,26 @@ type ServerConfig struct {
 	// allocate gigabytes with one packet; the host registers larger ones
 	// with NIC.Register. Default 64 MiB.
 	MaxRegisterBytes uint64
+	// MaxTenantRegisterBytes caps the bytes of the regions one tenant has
+	// registered over the wire and not unregistered, host memory and
+	// nicmem alike (both are this process's memory; nicmem is also within
+	// Config.NICMemBytes). Default 256 MiB.
+	MaxTenantRegisterBytes uint64
+	// MaxNodeRegisterBytes caps the same for all tenants together.
+	// Default 1 GiB.
+	MaxNodeRegisterBytes uint64
+	// MaxUploads caps the object uploads (install) one tenant has in
+	// progress: begun and not complete. Default 4.
+	MaxUploads int
+	// MaxNodeUploads caps the uploads in progress of all tenants together,
+	// so that they hold at most MaxNodeUploads × wire.MaxInstallSize
+	// bytes. At the cap, a new upload of a tenant takes the place of the
+	// idlest upload of a tenant with at least two more (spec/nic.md,
+	// Control ops). Default 16.
+	MaxNodeUploads int
+	// UploadTimeout drops an upload that got no chunk for that long.
+	// Default 10 s.
+	UploadTimeout time.Duration
 	// Peers is the first address book: the node id → address map that
 	// send and forward use to reach other nodes (SetPeer and RemovePeer
 	// change it later). Serve copies it.
@@ -77,9 +97,11 @@ type Server struct {
 	sealers sync.Pool // *wire.Codec
 	sendID  atomic.Uint64
 
-	ctlMu   sync.Mutex
-	uploads map[uploadKey]*upload // object uploads being assembled
-	active  atomic.Int64          // peers that sent a request in the last activity period
+	ctlMu       sync.Mutex
+	uploads     map[uploadKey]*upload // object uploads being assembled
+	wireRegions map[uint32]wireRegion // regions registered over the wire, by id
+	now         func() time.Time      // the uploads' clock: time.Now; tests set their own
+	active      atomic.Int64          // peers that sent a request in the last activity period
 
 	pool     sync.Pool // *inflight
 	inflight sync.WaitGroup
@@ -230,12 +252,20 @@ func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, err
 	setInt(&cfg.Batch, 64)
 	setInt(&cfg.MaxCredits, 256)
 	setU64(&cfg.MaxRegisterBytes, 64<<20)
+	setU64(&cfg.MaxTenantRegisterBytes, 256<<20)
+	setU64(&cfg.MaxNodeRegisterBytes, 1<<30)
+	setInt(&cfg.MaxUploads, 4)
+	setInt(&cfg.MaxNodeUploads, 16)
+	setDur(&cfg.UploadTimeout, 10*time.Second)
 	setInt(&cfg.MaxPeers, 4096)
 	if cfg.Batch < 1 || cfg.MaxCredits < 1 || cfg.MaxCredits > 0xffff {
 		return nil, fmt.Errorf("nicrt: serve: Batch %d and MaxCredits %d must be positive (credits at most 65535)", cfg.Batch, cfg.MaxCredits)
 	}
 	if cfg.MaxPeers < 1 {
 		return nil, fmt.Errorf("nicrt: serve: MaxPeers %d must be positive", cfg.MaxPeers)
+	}
+	if cfg.MaxUploads < 1 || cfg.MaxNodeUploads < cfg.MaxUploads || cfg.UploadTimeout < 0 {
+		return nil, fmt.Errorf("nicrt: serve: MaxUploads %d and MaxNodeUploads %d must be positive, MaxNodeUploads at least MaxUploads; UploadTimeout %v not negative", cfg.MaxUploads, cfg.MaxNodeUploads, cfg.UploadTimeout)
 	}
 	for node, addr := range cfg.Peers {
 		if !addr.IsValid() {
@@ -248,7 +278,11 @@ func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, err
 	if err != nil {
 		return nil, fmt.Errorf("nicrt: serve: %w", err)
 	}
-	s := &Server{nic: nic, cfg: cfg, peers: map[peerKey]*peer{}, floors: map[peerKey]uint64{}, uploads: map[uploadKey]*upload{}, stop: make(chan struct{}), payloadLimit: probe.MaxPayload()}
+	s := &Server{
+		nic: nic, cfg: cfg, peers: map[peerKey]*peer{}, floors: map[peerKey]uint64{},
+		uploads: map[uploadKey]*upload{}, wireRegions: map[uint32]wireRegion{}, now: time.Now,
+		stop: make(chan struct{}), payloadLimit: probe.MaxPayload(),
+	}
 	book := make(map[uint32]transport.Addr, len(cfg.Peers))
 	for node, addr := range cfg.Peers {
 		book[node] = addr
@@ -657,6 +691,7 @@ func (s *Server) countActive() {
 		case <-t.C:
 		}
 		s.countActiveOnce()
+		s.expireUploads()
 	}
 }
 

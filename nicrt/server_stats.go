@@ -75,6 +75,7 @@ type serverCounters struct {
 	unknownNode                                       atomic.Uint64
 	peersFull, peersEvicted, replaysEvicted           atomic.Uint64
 	relayed, relayUnmatched                           atomic.Uint64
+	uploadsExpired, uploadsDropped                    atomic.Uint64
 }
 
 // ServerStats is a snapshot of a Server's counters (spec/nic.md, Network
@@ -129,6 +130,11 @@ type ServerStats struct {
 	Relayed        uint64 // replies to requests this node forwarded, passed on to their callers
 	RelayUnmatched uint64 // dropped: a reply to relay that answers no forward this node keeps
 
+	// The control plane's uploads (install).
+	Uploads        int    // uploads in progress
+	UploadsExpired uint64 // dropped after UploadTimeout without a chunk
+	UploadsDropped uint64 // dropped at MaxNodeUploads for another tenant's
+
 	Peers        int    // peer states held (at most ServerConfig.MaxPeers)
 	Floors       int    // evicted peers whose window's high edge is kept
 	PeersEvicted uint64 // peer states evicted
@@ -165,6 +171,7 @@ func (s *Server) Stats() ServerStats {
 		SendsRefused: c.sendsRefused.Load(), ForwardsRefused: c.forwardsRefused.Load(), UnknownNode: c.unknownNode.Load(),
 		PeersEvicted: c.peersEvicted.Load(), PeersFull: c.peersFull.Load(),
 		Relayed: c.relayed.Load(), RelayUnmatched: c.relayUnmatched.Load(),
+		UploadsExpired: c.uploadsExpired.Load(), UploadsDropped: c.uploadsDropped.Load(),
 	}
 	st.Malformed, st.BadMAC, st.UnknownTenant = c.decodeCounters.snapshot()
 	for _, q := range s.queues {
@@ -175,6 +182,9 @@ func (s *Server) Stats() ServerStats {
 	s.peersMu.RLock()
 	st.Peers, st.Floors = len(s.peers), len(s.floors)
 	s.peersMu.RUnlock()
+	s.ctlMu.Lock()
+	st.Uploads = len(s.uploads)
+	s.ctlMu.Unlock()
 	return st
 }
 
@@ -203,6 +213,8 @@ func (s ServerStats) Counters() []Counter {
 		{"server.drop.peers_full", s.PeersFull},
 		{"server.relayed", s.Relayed},
 		{"server.drop.relay_unmatched", s.RelayUnmatched},
+		{"server.uploads", uint64(s.Uploads)}, {"server.uploads_expired", s.UploadsExpired},
+		{"server.uploads_dropped", s.UploadsDropped},
 	}
 	for i, v := range s.Malformed {
 		out = append(out, Counter{"server.drop.malformed." + Malformed(i).String(), v})
