@@ -86,6 +86,11 @@ func newPeerFlood(t testing.TB, tn *testNet) *peerFlood {
 // senders (as if 100 ms had passed, so that idle states may be evicted),
 // and waits until the server has taken every datagram.
 func (f *peerFlood) send(t testing.TB, first, n uint32, period uint32) {
+	f.sendIDs(t, first, n, period, 1)
+}
+
+// sendIDs is send with ids requests from each sender, ids 1000 on.
+func (f *peerFlood) sendIDs(t testing.TB, first, n uint32, period uint32, ids int) {
 	t.Helper()
 	const batch = 256
 	srv := f.tn.srv
@@ -109,14 +114,16 @@ func (f *peerFlood) send(t testing.TB, first, n uint32, period uint32) {
 			flush()
 			srv.countActiveOnce()
 		}
-		h := wire.Header{Type: wire.TypeRequest, Tenant: tenantA, Handler: HandlerRead, RequestID: 1000, Src: first + i, Dst: serverNode}
-		b, err := f.codec.Encode(nil, &h, f.req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ps = append(ps, transport.Packet{Addr: f.tn.addr, Buf: b, N: len(b)})
-		if len(ps) == batch {
-			flush()
+		for id := range uint64(ids) {
+			h := wire.Header{Type: wire.TypeRequest, Tenant: tenantA, Handler: HandlerRead, RequestID: 1000 + id, Src: first + i, Dst: serverNode}
+			b, err := f.codec.Encode(nil, &h, f.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps = append(ps, transport.Packet{Addr: f.tn.addr, Buf: b, N: len(b)})
+			if len(ps) == batch {
+				flush()
+			}
 		}
 	}
 	if len(ps) > 0 {
@@ -185,8 +192,9 @@ func TestNetPeerMemory(t *testing.T) {
 	}
 }
 
-// BenchmarkPeerMemory reports the figures of TestNetPeerMemory
-// (spec/nic.md, Peer state):
+// BenchmarkPeerMemory reports the figures of TestNetPeerMemory, and the
+// memory of a state whose window is full (WindowSize requests answered,
+// their 64-byte replies kept) (spec/nic.md, Peer state):
 //
 //	go test ./nicrt -run '^$' -bench PeerMemory -benchtime 1x
 func BenchmarkPeerMemory(b *testing.B) {
@@ -195,5 +203,75 @@ func BenchmarkPeerMemory(b *testing.B) {
 		b.ReportMetric(perState, "B/state")
 		b.ReportMetric(perFloor, "B/floor")
 		b.ReportMetric(total/1e6, "MB-total")
+
+		const senders = 256
+		tn := manualServer(b, ServerConfig{})
+		f := newPeerFlood(b, tn)
+		f.send(b, 1, 64, 64)
+		base, cache0 := heapAfterGC(), tn.srv.Stats().CacheBytes
+		f.sendIDs(b, 1000, senders, senders, wire.WindowSize)
+		full := heapAfterGC()
+		st := tn.srv.Stats()
+		if st.Requests != 64+senders*wire.WindowSize {
+			b.Fatalf("%d requests run", st.Requests)
+		}
+		b.ReportMetric(float64(full-base)/senders, "B/full-state")
+		b.ReportMetric(float64(st.CacheBytes-cache0)/senders, "cache-B/full-state")
+	}
+}
+
+// TestNetReplyCacheBytes: the reply caches hold at most
+// MaxTenantReplyCacheBytes of one tenant's replies and MaxReplyCacheBytes
+// of all; a reply past them is sent but not kept, and a duplicate of its
+// request is dropped, never run again. An evicted state gives its bytes
+// back.
+func TestNetReplyCacheBytes(t *testing.T) {
+	const reply = 1000 + wire.HeaderSize // a READ of 1000 bytes
+	tn := manualServer(t, ServerConfig{MaxTenantReplyCacheBytes: 10 * reply, MaxReplyCacheBytes: 15 * reply, MaxPeers: 2})
+	regA := register(t, tn.nic, tenantA, "r", 1000, RegionOptions{})
+	regB := register(t, tn.nic, tenantB, "r", 1000, RegionOptions{})
+	p := tn.raw(t)
+	read := func(tenant uint32, ref RegionRef, src uint32, id uint64) []byte {
+		return seal(t, tn.keys, wire.Header{Type: wire.TypeRequest, Tenant: tenant, Handler: HandlerRead, RequestID: id, Src: src, Dst: serverNode},
+			AppendRead(nil, ref, 0, 1000))
+	}
+	ps := []transport.Packet{{Buf: make([]byte, 2048)}}
+	exchange := func(b []byte) { // sends b and waits for its reply
+		t.Helper()
+		p.send(b)
+		p.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := p.conn.ReadBatch(ps); err != nil {
+			t.Fatalf("no reply: %v", err)
+		}
+	}
+	for id := uint64(1); id <= 12; id++ {
+		exchange(read(tenantA, regA.Ref(), 5, id))
+	}
+	st := tn.srv.Stats()
+	if st.CacheBytes != 10*reply || st.NotCached != 2 {
+		t.Errorf("after 12 of tenant A's replies: %d bytes kept, %d not; want %d, 2", st.CacheBytes, st.NotCached, 10*reply)
+	}
+	// Duplicates: the first reply comes again from the cache, the twelfth
+	// was not kept (and the request does not run again).
+	exchange(read(tenantA, regA.Ref(), 5, 1))
+	p.send(read(tenantA, regA.Ref(), 5, 12))
+	waitFor(t, "the duplicate dropped", func() bool { return tn.srv.Stats().DuplicatesNotCached == 1 })
+	for id := uint64(1); id <= 7; id++ {
+		exchange(read(tenantB, regB.Ref(), 6, id))
+	}
+	st = tn.srv.Stats()
+	if st.CacheBytes != 15*reply || st.NotCached != 4 || st.DuplicatesNotCached != 1 || st.CacheHits != 1 || st.Requests != 19 {
+		t.Errorf("after tenant B's: %d bytes kept, %d not, %d duplicates dropped, %d cache hits, %d run; want %d, 4, 1, 1, 19",
+			st.CacheBytes, st.NotCached, st.DuplicatesNotCached, st.CacheHits, st.Requests, 15*reply)
+	}
+	// Tenant A's state idle for two periods, B's for one: a new peer
+	// evicts A's, whose bytes come back; B's 5 kept replies and the new
+	// peer's are what the cache holds then.
+	tn.srv.countActiveOnce()
+	exchange(read(tenantB, regB.Ref(), 6, 8)) // not kept: the node is at its limit
+	tn.srv.countActiveOnce()
+	exchange(read(tenantB, regB.Ref(), 7, 1))
+	if st := tn.srv.Stats(); st.PeersEvicted != 1 || st.CacheBytes != 6*reply || st.NotCached != 5 {
+		t.Errorf("after evicting tenant A's state: %d evicted, %d bytes kept, %d not; want 1, %d, 5", st.PeersEvicted, st.CacheBytes, st.NotCached, 6*reply)
 	}
 }

@@ -68,6 +68,12 @@ type ServerConfig struct {
 	// only its window's high edge behind, below which that peer's ids stay
 	// refused (spec/nic.md, Peer state). Default 4,096.
 	MaxPeers int
+	// MaxReplyCacheBytes caps the bytes the reply caches of all peer
+	// states hold (sealed replies, and forwards kept for retransmission),
+	// MaxTenantReplyCacheBytes those of one tenant's. A reply past either
+	// is sent but not kept: a duplicate of its request is dropped
+	// (drop.not_cached), never run again. Defaults 256 MiB and 64 MiB.
+	MaxReplyCacheBytes, MaxTenantReplyCacheBytes uint64
 }
 
 // Server is the network side of a NIC: it reads requests from its rx
@@ -87,6 +93,10 @@ type Server struct {
 	peersMu sync.RWMutex
 	peers   map[peerKey]*peer
 	floors  map[peerKey]uint64 // evicted peers: ids at or below refused
+	// cacheBytes counts the bytes the reply caches hold, in all and by
+	// tenant (tenantCache under peersMu; each peer holds its tenant's).
+	cacheBytes  atomic.Int64
+	tenantCache map[uint32]*atomic.Int64
 
 	// book is the address book (node id → address), copy on write under
 	// bookMu, read lock-free by the cores that send and forward.
@@ -117,8 +127,9 @@ type Server struct {
 // peer is the state kept per peerKey: the anti-replay window and the
 // reply cache over the ids inside it.
 type peer struct {
-	mu  sync.Mutex
-	win wire.Window
+	mu    sync.Mutex
+	win   wire.Window
+	bytes *atomic.Int64 // the reply cache bytes of the peer's tenant (Server.tenantCache)
 	// cache is the reply cache by request id mod WindowSize, in chunks
 	// made as ids reach them (slot): a peer that sent a few requests holds
 	// one chunk, not the whole cache (spec/nic.md, Peer state).
@@ -190,6 +201,7 @@ const (
 	slotRunning             // submitted; the reply will come
 	slotDone                // dgram holds the reply
 	slotForwarded           // the handler forwarded it: another node answers
+	slotNotCached           // answered or forwarded, but past the reply cache's bytes: not kept
 )
 
 // rxQueue is one rx queue: a Conn, the goroutine reading it, its codec
@@ -258,6 +270,8 @@ func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, err
 	setInt(&cfg.MaxNodeUploads, 16)
 	setDur(&cfg.UploadTimeout, 10*time.Second)
 	setInt(&cfg.MaxPeers, 4096)
+	setU64(&cfg.MaxReplyCacheBytes, 256<<20)
+	setU64(&cfg.MaxTenantReplyCacheBytes, 64<<20)
 	if cfg.Batch < 1 || cfg.MaxCredits < 1 || cfg.MaxCredits > 0xffff {
 		return nil, fmt.Errorf("nicrt: serve: Batch %d and MaxCredits %d must be positive (credits at most 65535)", cfg.Batch, cfg.MaxCredits)
 	}
@@ -279,7 +293,7 @@ func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, err
 		return nil, fmt.Errorf("nicrt: serve: %w", err)
 	}
 	s := &Server{
-		nic: nic, cfg: cfg, peers: map[peerKey]*peer{}, floors: map[peerKey]uint64{},
+		nic: nic, cfg: cfg, peers: map[peerKey]*peer{}, floors: map[peerKey]uint64{}, tenantCache: map[uint32]*atomic.Int64{},
 		uploads: map[uploadKey]*upload{}, wireRegions: map[uint32]wireRegion{}, now: time.Now,
 		stop: make(chan struct{}), payloadLimit: probe.MaxPayload(),
 	}
@@ -546,6 +560,9 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 		case slot.id == id && slot.state == slotForwarded:
 			pr.mu.Unlock()
 			s.ctr.duplicatesForwarded.Add(1)
+		case slot.id == id && slot.state == slotNotCached:
+			pr.mu.Unlock()
+			s.ctr.duplicatesNotCached.Add(1)
 		default:
 			pr.mu.Unlock()
 			s.ctr.replaysUncached.Add(1)
@@ -625,7 +642,11 @@ func (s *Server) peer(key peerKey) *peer {
 	if len(s.peers) >= s.cfg.MaxPeers && !s.evictLocked() {
 		return nil
 	}
-	pr = new(peer)
+	pr = &peer{bytes: s.tenantCache[key.tenant]}
+	if pr.bytes == nil {
+		pr.bytes = new(atomic.Int64)
+		s.tenantCache[key.tenant] = pr.bytes
+	}
 	if f, ok := s.floors[key]; ok {
 		pr.hasFloor, pr.floor = true, f
 	}
@@ -664,6 +685,7 @@ func (s *Server) evictLocked() bool {
 			continue
 		}
 		pr.evicted = true
+		s.uncacheAllLocked(pr)
 		floor, ok := pr.win.Top()
 		if pr.hasFloor {
 			floor, ok = max(floor, pr.floor), true
@@ -816,17 +838,64 @@ func (in *inflight) send(core int, to transport.Addr, b []byte) {
 }
 
 // cache records the request's end in its peer's reply cache, unless the
-// slot went to a newer id meanwhile.
+// slot went to a newer id meanwhile. The slot's buffer is kept for the
+// next id of the slot; a reply larger than it needs the bytes within
+// MaxReplyCacheBytes and MaxTenantReplyCacheBytes, or is not kept
+// (slotNotCached).
 func (in *inflight) cache(state slotState, dgram []byte) {
-	pr, id := in.peer, in.hdr.RequestID
+	s, pr, id := in.s, in.peer, in.hdr.RequestID
 	pr.mu.Lock()
 	slot := pr.slot(id)
 	pr.running--
 	if slot.id == id && slot.state == slotRunning {
 		slot.state = state
-		slot.dgram = append(slot.dgram[:0], dgram...)
+		if len(dgram) > cap(slot.dgram) {
+			s.uncache(pr, slot)
+			if !s.reserveCache(pr, len(dgram)) {
+				slot.state = slotNotCached
+				s.ctr.notCached.Add(1)
+			} else {
+				slot.dgram = make([]byte, 0, len(dgram))
+			}
+		}
+		if slot.state != slotNotCached {
+			slot.dgram = append(slot.dgram[:0], dgram...)
+		}
 	}
 	pr.mu.Unlock()
+}
+
+// reserveCache takes n bytes of the reply cache for pr's tenant, if both
+// limits allow.
+func (s *Server) reserveCache(pr *peer, n int) bool {
+	if uint64(s.cacheBytes.Add(int64(n))) > s.cfg.MaxReplyCacheBytes ||
+		uint64(pr.bytes.Add(int64(n))) > s.cfg.MaxTenantReplyCacheBytes {
+		s.cacheBytes.Add(-int64(n))
+		pr.bytes.Add(-int64(n))
+		return false
+	}
+	return true
+}
+
+// uncache gives back the bytes of slot's buffer; pr.mu is held.
+func (s *Server) uncache(pr *peer, slot *cacheSlot) {
+	if n := int64(cap(slot.dgram)); n > 0 {
+		s.cacheBytes.Add(-n)
+		pr.bytes.Add(-n)
+		slot.dgram = nil
+	}
+}
+
+// uncacheAllLocked gives back the bytes of an evicted state's reply
+// cache; pr.mu is held.
+func (s *Server) uncacheAllLocked(pr *peer) {
+	for _, c := range pr.cache {
+		if c != nil {
+			for i := range c {
+				s.uncache(pr, &c[i])
+			}
+		}
+	}
 }
 
 func (in *inflight) release() {

@@ -76,6 +76,7 @@ type serverCounters struct {
 	peersFull, peersEvicted, replaysEvicted           atomic.Uint64
 	relayed, relayUnmatched                           atomic.Uint64
 	uploadsExpired, uploadsDropped                    atomic.Uint64
+	notCached, duplicatesNotCached                    atomic.Uint64
 }
 
 // ServerStats is a snapshot of a Server's counters (spec/nic.md, Network
@@ -139,13 +140,17 @@ type ServerStats struct {
 	Floors       int    // evicted peers whose window's high edge is kept
 	PeersEvicted uint64 // peer states evicted
 	PeersFull    uint64 // dropped: a new peer while MaxPeers states were all in use
+	// The reply caches' bytes (MaxReplyCacheBytes, MaxTenantReplyCacheBytes).
+	CacheBytes          int64  // held now
+	NotCached           uint64 // replies and forwards sent but not kept: past a limit
+	DuplicatesNotCached uint64 // dropped: a duplicate whose reply was not kept
 }
 
 // Dropped is the number of datagrams dropped for any reason.
 func (s ServerStats) Dropped() uint64 {
 	d := s.BadMAC + s.UnknownTenant + s.WrongDst + s.UnexpectedType + s.CreditPackets +
 		s.DuplicatesRunning + s.DuplicatesForwarded + s.ReplaysUncached + s.ReplaysTooOld +
-		s.ReplaysEvicted + s.DuplicatesOneWay + s.PeersFull + s.RelayUnmatched
+		s.ReplaysEvicted + s.DuplicatesOneWay + s.PeersFull + s.RelayUnmatched + s.DuplicatesNotCached
 	for _, m := range s.Malformed {
 		d += m
 	}
@@ -172,6 +177,7 @@ func (s *Server) Stats() ServerStats {
 		PeersEvicted: c.peersEvicted.Load(), PeersFull: c.peersFull.Load(),
 		Relayed: c.relayed.Load(), RelayUnmatched: c.relayUnmatched.Load(),
 		UploadsExpired: c.uploadsExpired.Load(), UploadsDropped: c.uploadsDropped.Load(),
+		CacheBytes: s.cacheBytes.Load(), NotCached: c.notCached.Load(), DuplicatesNotCached: c.duplicatesNotCached.Load(),
 	}
 	st.Malformed, st.BadMAC, st.UnknownTenant = c.decodeCounters.snapshot()
 	for _, q := range s.queues {
@@ -215,6 +221,8 @@ func (s ServerStats) Counters() []Counter {
 		{"server.drop.relay_unmatched", s.RelayUnmatched},
 		{"server.uploads", uint64(s.Uploads)}, {"server.uploads_expired", s.UploadsExpired},
 		{"server.uploads_dropped", s.UploadsDropped},
+		{"server.cache_bytes", uint64(max(s.CacheBytes, 0))}, {"server.not_cached", s.NotCached},
+		{"server.drop.not_cached", s.DuplicatesNotCached},
 	}
 	for i, v := range s.Malformed {
 		out = append(out, Counter{"server.drop.malformed." + Malformed(i).String(), v})
