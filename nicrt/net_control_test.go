@@ -211,3 +211,29 @@ func TestNetControlUnregister(t *testing.T) {
 		t.Errorf("region 0: %v", err)
 	}
 }
+
+// TestNetControlOps: a tenant runs at most MaxControlOps control ops at
+// once; one more is refused as overloaded, naming the limit, and another
+// tenant's ops run meanwhile.
+func TestNetControlOps(t *testing.T) {
+	tn := newTestNet(t, Config{}, ServerConfig{MaxControlOps: 2})
+	cl := tn.client(t, ClientConfig{}, nil)
+	ctx := context.Background()
+	// Two of tenant A's ops running (as a verifying install would be).
+	for range 2 {
+		if why := tn.srv.startControl(tenantA); why != "" {
+			t.Fatal(why)
+		}
+	}
+	_, err := cl.NodeStats(ctx, tenantA, "server.control")
+	if !errors.Is(err, ErrOverloaded) || !strings.Contains(err.Error(), "ServerConfig.MaxControlOps (2)") {
+		t.Errorf("a third op of tenant A: %v", err)
+	}
+	if _, err := cl.NodeStats(ctx, tenantB, "server.control"); err != nil {
+		t.Errorf("tenant B's op beside them: %v", err)
+	}
+	tn.srv.endControl(tenantA)
+	if cs, err := cl.NodeStats(ctx, tenantA, "server.control_refused"); err != nil || len(cs) != 1 || cs[0].Value != 1 {
+		t.Errorf("tenant A's op once one ended: %v %v", cs, err)
+	}
+}

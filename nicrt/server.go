@@ -58,6 +58,10 @@ type ServerConfig struct {
 	// UploadTimeout drops an upload that got no chunk for that long.
 	// Default 10 s.
 	UploadTimeout time.Duration
+	// MaxControlOps caps the control ops of one tenant running at once
+	// (each on a goroutine of its own: an install verifies, an uninstall
+	// drains); one more is refused as overloaded. Default 8.
+	MaxControlOps int
 	// Peers is the first address book: the node id → address map that
 	// send and forward use to reach other nodes (SetPeer and RemovePeer
 	// change it later). Serve copies it.
@@ -110,6 +114,7 @@ type Server struct {
 	ctlMu       sync.Mutex
 	uploads     map[uploadKey]*upload // object uploads being assembled
 	wireRegions map[uint32]wireRegion // regions registered over the wire, by id
+	controlOps  map[uint32]int        // control ops running, by tenant
 	now         func() time.Time      // the uploads' clock: time.Now; tests set their own
 	active      atomic.Int64          // peers that sent a request in the last activity period
 
@@ -269,6 +274,7 @@ func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, err
 	setInt(&cfg.MaxUploads, 4)
 	setInt(&cfg.MaxNodeUploads, 16)
 	setDur(&cfg.UploadTimeout, 10*time.Second)
+	setInt(&cfg.MaxControlOps, 8)
 	setInt(&cfg.MaxPeers, 4096)
 	setU64(&cfg.MaxReplyCacheBytes, 256<<20)
 	setU64(&cfg.MaxTenantReplyCacheBytes, 64<<20)
@@ -278,8 +284,9 @@ func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, err
 	if cfg.MaxPeers < 1 {
 		return nil, fmt.Errorf("nicrt: serve: MaxPeers %d must be positive", cfg.MaxPeers)
 	}
-	if cfg.MaxUploads < 1 || cfg.MaxNodeUploads < cfg.MaxUploads || cfg.UploadTimeout < 0 {
-		return nil, fmt.Errorf("nicrt: serve: MaxUploads %d and MaxNodeUploads %d must be positive, MaxNodeUploads at least MaxUploads; UploadTimeout %v not negative", cfg.MaxUploads, cfg.MaxNodeUploads, cfg.UploadTimeout)
+	if cfg.MaxUploads < 1 || cfg.MaxNodeUploads < cfg.MaxUploads || cfg.UploadTimeout < 0 || cfg.MaxControlOps < 1 {
+		return nil, fmt.Errorf("nicrt: serve: MaxUploads %d, MaxNodeUploads %d and MaxControlOps %d must be positive, MaxNodeUploads at least MaxUploads; UploadTimeout %v not negative",
+			cfg.MaxUploads, cfg.MaxNodeUploads, cfg.MaxControlOps, cfg.UploadTimeout)
 	}
 	for node, addr := range cfg.Peers {
 		if !addr.IsValid() {
@@ -294,7 +301,7 @@ func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, err
 	}
 	s := &Server{
 		nic: nic, cfg: cfg, peers: map[peerKey]*peer{}, floors: map[peerKey]uint64{}, tenantCache: map[uint32]*atomic.Int64{},
-		uploads: map[uploadKey]*upload{}, wireRegions: map[uint32]wireRegion{}, now: time.Now,
+		uploads: map[uploadKey]*upload{}, wireRegions: map[uint32]wireRegion{}, controlOps: map[uint32]int{}, now: time.Now,
 		stop: make(chan struct{}), payloadLimit: probe.MaxPayload(),
 	}
 	book := make(map[uint32]transport.Addr, len(cfg.Peers))
@@ -578,6 +585,11 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 	s.inflight.Add(1)
 	if pkt.Type == wire.TypeControl {
 		s.ctr.control.Add(1)
+		if why := s.startControl(pkt.Tenant); why != "" {
+			s.ctr.controlRefused.Add(1)
+			in.answerControl(q.codec, nil, StatusOverloaded, why)
+			return true, false
+		}
 		go in.runControl(pkt.Payload)
 		return true, true
 	}

@@ -33,16 +33,25 @@ type wireRegion struct {
 // runControl runs a control packet's op and answers it like a request
 // (the window and the reply cache have already let it through once). It
 // runs on a goroutine of its own: an install verifies and an uninstall
-// drains, and neither may hold up an rx loop.
+// drains, and neither may hold up an rx loop. The op holds one of its
+// tenant's MaxControlOps (startControl).
 func (in *inflight) runControl(body []byte) {
-	s, q := in.s, in.q
+	s := in.s
+	payload, st, why := s.control(&in.hdr, body)
+	s.endControl(in.hdr.Tenant)
 	codec, _ := wire.NewCodec(wire.Config{Keys: s.cfg.Keys, MaxPayload: s.cfg.MaxPayload})
+	in.answerControl(codec, payload, st, why)
+}
+
+// answerControl seals a control op's reply (payload, or an error reply
+// with st and the text why), keeps it in the reply cache and sends it.
+func (in *inflight) answerControl(codec *wire.Codec, payload []byte, st Status, why string) {
+	s, q := in.s, in.q
 	req := &in.hdr
 	h := wire.Header{
 		Type: wire.TypeReply, Flags: repeatFlag(req), Credits: s.credits(), Tenant: req.Tenant, Handler: req.Handler,
 		RequestID: req.RequestID, Src: s.cfg.Node, Dst: req.Src,
 	}
-	payload, st, why := s.control(req, body)
 	if st != StatusOK {
 		h.Type, h.Status = wire.TypeErrorReply, wire.StatusRuntime+wire.Status(st)
 		payload = []byte(why[:min(len(why), codec.MaxPayload())])
@@ -61,6 +70,28 @@ func (in *inflight) runControl(body []byte) {
 	in.cache(slotDone, b)
 	q.tx.push(in.addr, b)
 	in.release()
+}
+
+// startControl takes one of tenant's MaxControlOps for an op about to
+// run, or says why none is free: a tenant's flood of control packets
+// runs at most that many ops at once, and leaves the others' alone.
+func (s *Server) startControl(tenant uint32) string {
+	s.ctlMu.Lock()
+	defer s.ctlMu.Unlock()
+	if n := s.controlOps[tenant]; n >= s.cfg.MaxControlOps {
+		return fmt.Sprintf("control: tenant %d has %d control ops running, ServerConfig.MaxControlOps (%d)", tenant, n, s.cfg.MaxControlOps)
+	}
+	s.controlOps[tenant]++
+	return ""
+}
+
+// endControl gives back what startControl took.
+func (s *Server) endControl(tenant uint32) {
+	s.ctlMu.Lock()
+	if s.controlOps[tenant]--; s.controlOps[tenant] == 0 {
+		delete(s.controlOps, tenant)
+	}
+	s.ctlMu.Unlock()
 }
 
 // control runs one op for the packet's tenant and returns the reply body,

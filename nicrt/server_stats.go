@@ -76,7 +76,7 @@ type serverCounters struct {
 	peersFull, peersEvicted, replaysEvicted           atomic.Uint64
 	relayed, relayUnmatched                           atomic.Uint64
 	uploadsExpired, uploadsDropped                    atomic.Uint64
-	notCached, duplicatesNotCached                    atomic.Uint64
+	notCached, duplicatesNotCached, controlRefused    atomic.Uint64
 }
 
 // ServerStats is a snapshot of a Server's counters (spec/nic.md, Network
@@ -135,6 +135,7 @@ type ServerStats struct {
 	Uploads        int    // uploads in progress
 	UploadsExpired uint64 // dropped after UploadTimeout without a chunk
 	UploadsDropped uint64 // dropped at MaxNodeUploads for another tenant's
+	ControlRefused uint64 // control ops refused as overloaded: MaxControlOps of the tenant running (among Control)
 
 	Peers        int    // peer states held (at most ServerConfig.MaxPeers)
 	Floors       int    // evicted peers whose window's high edge is kept
@@ -177,7 +178,7 @@ func (s *Server) Stats() ServerStats {
 		PeersEvicted: c.peersEvicted.Load(), PeersFull: c.peersFull.Load(),
 		Relayed: c.relayed.Load(), RelayUnmatched: c.relayUnmatched.Load(),
 		UploadsExpired: c.uploadsExpired.Load(), UploadsDropped: c.uploadsDropped.Load(),
-		CacheBytes: s.cacheBytes.Load(), NotCached: c.notCached.Load(), DuplicatesNotCached: c.duplicatesNotCached.Load(),
+		ControlRefused: c.controlRefused.Load(), CacheBytes: s.cacheBytes.Load(), NotCached: c.notCached.Load(), DuplicatesNotCached: c.duplicatesNotCached.Load(),
 	}
 	st.Malformed, st.BadMAC, st.UnknownTenant = c.decodeCounters.snapshot()
 	for _, q := range s.queues {
@@ -222,7 +223,7 @@ func (s ServerStats) Counters() []Counter {
 		{"server.uploads", uint64(s.Uploads)}, {"server.uploads_expired", s.UploadsExpired},
 		{"server.uploads_dropped", s.UploadsDropped},
 		{"server.cache_bytes", uint64(max(s.CacheBytes, 0))}, {"server.not_cached", s.NotCached},
-		{"server.drop.not_cached", s.DuplicatesNotCached},
+		{"server.drop.not_cached", s.DuplicatesNotCached}, {"server.control_refused", s.ControlRefused},
 	}
 	for i, v := range s.Malformed {
 		out = append(out, Counter{"server.drop.malformed." + Malformed(i).String(), v})
