@@ -265,6 +265,12 @@ func TestNetReplyCacheBytes(t *testing.T) {
 		t.Errorf("after tenant B's: %d bytes kept, %d not, %d duplicates dropped, %d cache hits, %d run; want %d, 4, 1, 1, 19",
 			st.CacheBytes, st.NotCached, st.DuplicatesNotCached, st.CacheHits, st.Requests, 15*reply)
 	}
+	tn.srv.peersMu.RLock()
+	a, b := tn.srv.tenantCache[tenantA].Load(), tn.srv.tenantCache[tenantB].Load()
+	tn.srv.peersMu.RUnlock()
+	if a != 10*reply || b != 5*reply {
+		t.Errorf("by tenant: A %d bytes, B %d; want %d, %d", a, b, 10*reply, 5*reply)
+	}
 	// Tenant A's state idle for two periods, B's for one: a new peer
 	// evicts A's, whose bytes come back; B's 5 kept replies and the new
 	// peer's are what the cache holds then.

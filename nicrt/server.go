@@ -261,23 +261,30 @@ func Serve(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, error) 
 	return s, nil
 }
 
+// withDefaults fills the zero fields with their defaults (spec/nic.md,
+// Network side: ServerConfig defaults).
+func (c ServerConfig) withDefaults() ServerConfig {
+	setInt(&c.Batch, 64)
+	setInt(&c.MaxCredits, 256)
+	setU64(&c.MaxRegisterBytes, 64<<20)
+	setU64(&c.MaxTenantRegisterBytes, 256<<20)
+	setU64(&c.MaxNodeRegisterBytes, 1<<30)
+	setInt(&c.MaxUploads, 4)
+	setInt(&c.MaxNodeUploads, 16)
+	setDur(&c.UploadTimeout, 10*time.Second)
+	setInt(&c.MaxControlOps, 8)
+	setInt(&c.MaxPeers, 4096)
+	setU64(&c.MaxReplyCacheBytes, 256<<20)
+	setU64(&c.MaxTenantReplyCacheBytes, 64<<20)
+	return c
+}
+
 // newServer builds a server without starting its goroutines.
 func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, error) {
 	if len(conns) == 0 {
 		return nil, errors.New("nicrt: serve: no conns")
 	}
-	setInt(&cfg.Batch, 64)
-	setInt(&cfg.MaxCredits, 256)
-	setU64(&cfg.MaxRegisterBytes, 64<<20)
-	setU64(&cfg.MaxTenantRegisterBytes, 256<<20)
-	setU64(&cfg.MaxNodeRegisterBytes, 1<<30)
-	setInt(&cfg.MaxUploads, 4)
-	setInt(&cfg.MaxNodeUploads, 16)
-	setDur(&cfg.UploadTimeout, 10*time.Second)
-	setInt(&cfg.MaxControlOps, 8)
-	setInt(&cfg.MaxPeers, 4096)
-	setU64(&cfg.MaxReplyCacheBytes, 256<<20)
-	setU64(&cfg.MaxTenantReplyCacheBytes, 64<<20)
+	cfg = cfg.withDefaults()
 	if cfg.Batch < 1 || cfg.MaxCredits < 1 || cfg.MaxCredits > 0xffff {
 		return nil, fmt.Errorf("nicrt: serve: Batch %d and MaxCredits %d must be positive (credits at most 65535)", cfg.Batch, cfg.MaxCredits)
 	}
@@ -880,8 +887,8 @@ func (in *inflight) cache(state slotState, dgram []byte) {
 // reserveCache takes n bytes of the reply cache for pr's tenant, if both
 // limits allow.
 func (s *Server) reserveCache(pr *peer, n int) bool {
-	if uint64(s.cacheBytes.Add(int64(n))) > s.cfg.MaxReplyCacheBytes ||
-		uint64(pr.bytes.Add(int64(n))) > s.cfg.MaxTenantReplyCacheBytes {
+	node, tenant := s.cacheBytes.Add(int64(n)), pr.bytes.Add(int64(n))
+	if uint64(node) > s.cfg.MaxReplyCacheBytes || uint64(tenant) > s.cfg.MaxTenantReplyCacheBytes {
 		s.cacheBytes.Add(-int64(n))
 		pr.bytes.Add(-int64(n))
 		return false
