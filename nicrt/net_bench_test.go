@@ -418,3 +418,61 @@ func splitClients(b *testing.B, workers int, work func(count int, lat *netLatenc
 }
 
 var rtNIC = Config{}
+
+// BenchmarkNetFirstCalls: a freshly started node and client, the
+// client's first 8 calls at once (before it has measured a round trip:
+// their timeout is ClientConfig.Timeout), then 200 more from 8 goroutines
+// (while the estimator warms up). Reports the retransmissions per fresh
+// node of each phase and the first calls' latencies (spec/nic.md,
+// Measured: the network path):
+//
+//	go test ./nicrt -run '^$' -bench NetFirstCalls -benchtime 50x
+func BenchmarkNetFirstCalls(b *testing.B) {
+	const first, more = 8, 25
+	lat := &netLatencies{}
+	var retxFirst, retxMore uint64
+	req := make([]byte, netBenchPayload)
+	ctx := context.Background()
+	for b.Loop() {
+		n, srv, keys := udpServer(b, Config{}, 1, transport.UDPConfig{})
+		p := install(b, n, tenantA, object(b, nil, src{"null", nullAsm}))
+		null := id(b, p, "null")
+		cl := udpClient(b, srv, keys, ClientConfig{Node: 1}, transport.UDPConfig{}, nil)
+		var wg sync.WaitGroup
+		ls := make([]time.Duration, first)
+		t0 := time.Now()
+		for i := range first {
+			wg.Go(func() {
+				if _, err := cl.Call(ctx, tenantA, null, req); err != nil {
+					b.Error(err)
+				}
+				ls[i] = time.Since(t0)
+			})
+		}
+		wg.Wait()
+		lat.add(ls)
+		r := cl.Stats().Retransmits
+		retxFirst += r
+		for range first {
+			wg.Go(func() {
+				for range more {
+					if _, err := cl.Call(ctx, tenantA, null, req); err != nil {
+						b.Error(err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		retxMore += cl.Stats().Retransmits - r
+		cl.Close()
+		srv.Close()
+		n.Close()
+	}
+	b.StopTimer()
+	slices.Sort(lat.s)
+	b.ReportMetric(float64(lat.s[len(lat.s)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(lat.s[len(lat.s)*99/100].Nanoseconds()), "p99-ns")
+	b.ReportMetric(float64(lat.s[len(lat.s)-1].Nanoseconds()), "max-ns")
+	b.ReportMetric(float64(retxFirst)/float64(b.N), "retx-first/node")
+	b.ReportMetric(float64(retxMore)/float64(b.N), "retx-next/node")
+}
