@@ -176,8 +176,10 @@ type Client struct {
 	// floor is the floor of the timeout now: MinTimeout, raised by the
 	// spurious retransmissions seen (learnFloor) and halved back toward it
 	// every floorHalfLife without one (decayFloor); floorSet is when it
-	// last rose, or halved.
-	floor, floorSet time.Duration
+	// last rose, or halved. resent and spurious count the retransmissions
+	// and the spurious ones lately (halved every floorHalfLife).
+	floor, floorSet  time.Duration
+	resent, spurious float64
 
 	kick   chan struct{} // wakes the retransmitter when calls start
 	rxDone chan struct{}
@@ -620,6 +622,11 @@ func (c *Client) retransmit() {
 			c.conn.SetReadDeadline(time.Unix(1, 0))
 			wakeReader = false
 		}
+		if len(resend) > 0 {
+			c.rttMu.Lock()
+			c.resent += float64(len(resend))
+			c.rttMu.Unlock()
+		}
 		for i := range resend {
 			// Counted before it leaves: its reply may end the call, and a
 			// caller read Stats, before push returns.
@@ -870,25 +877,33 @@ func (c *Client) timeout() time.Duration {
 }
 
 // learnFloor takes a spurious retransmission: the first try's reply took
-// rtt, longer than its timeout. The floor rises to twice that (at most
-// MaxTimeout), so that a delay as long, and one up to twice as long, is
-// waited out from now on. The measured round trips cannot teach this:
-// by Karn's rule a retransmitted call gives no sample, and the estimator
-// forgets a rare long round trip within a few calls.
+// rtt, longer than its timeout. While at least half of the recent
+// retransmissions were spurious (the link loses little: the delays are
+// the hosts'), the floor rises to twice that, so that a delay as long,
+// and one up to twice as long, is waited out from now on; at most to a
+// quarter of MaxTimeout, so that the retries still back off. Where most
+// retransmissions are needed (a lossy link) it stays, so that losses are
+// recovered soon. The measured round trips cannot teach this: by Karn's
+// rule a retransmitted call gives no sample, and the estimator forgets a
+// rare long round trip within a few calls.
 func (c *Client) learnFloor(rtt time.Duration) {
 	c.ctr.spurious.Add(1)
 	c.rttMu.Lock()
-	c.floor = max(c.floor, min(2*rtt, c.cfg.MaxTimeout))
-	c.floorSet = c.now()
+	c.spurious++
+	if 2*c.spurious >= c.resent {
+		c.floor = max(c.floor, min(2*rtt, c.cfg.MaxTimeout/4))
+		c.floorSet = c.now()
+	}
 	c.rttMu.Unlock()
 }
 
 // decayFloor halves the floor's excess over MinTimeout once it has gone
-// floorHalfLife without a spurious retransmission.
+// floorHalfLife without rising, and the recent counts with it.
 func (c *Client) decayFloor(now time.Duration) {
 	c.rttMu.Lock()
-	if c.floor > c.cfg.MinTimeout && now-c.floorSet >= floorHalfLife {
+	if now-c.floorSet >= floorHalfLife {
 		c.floor = max(c.cfg.MinTimeout, c.floor/2)
+		c.resent, c.spurious = c.resent/2, c.spurious/2
 		c.floorSet = now
 	}
 	c.rttMu.Unlock()
