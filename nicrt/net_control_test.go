@@ -165,6 +165,10 @@ func TestNetControlRegisterLimits(t *testing.T) {
 	if _, err := reg(tenantA, "a3", page, RegionOptions{}); err != nil {
 		t.Errorf("after the host's unregister: %v", err)
 	}
+	// The NIC's own limit, nicmem, is named too.
+	small := newTestNet(t, Config{NICMemBytes: page}, ServerConfig{})
+	_, err = small.client(t, ClientConfig{}, nil).Register(ctx, tenantA, "n", 2*page, RegionOptions{NICMem: true})
+	refused(t, "past the NIC's memory", err, "Config.NICMemBytes")
 }
 
 // TestNetControlUnregister: the unregister op removes the tenant's own

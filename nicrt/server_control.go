@@ -1,6 +1,7 @@
 package nicrt
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -169,8 +170,11 @@ func (s *Server) register(tenant uint32, m *wire.Register) (*Region, string) {
 			nodeBytes, m.Size, s.cfg.MaxNodeRegisterBytes)
 	}
 	r, err := s.nic.Register(uint64(tenant), m.Name, m.Size, RegionOptions{Writable: m.Writable, NICMem: m.Placement == wire.PlacementNICMem})
-	if err != nil {
-		return nil, err.Error()
+	switch {
+	case errors.Is(err, ErrNICMemFull):
+		return nil, fmt.Sprintf("register: %v (Config.NICMemBytes)", err)
+	case err != nil:
+		return nil, "register: " + err.Error()
 	}
 	s.wireRegions[r.ID] = wireRegion{tenant: tenant, size: m.Size}
 	return r, ""
