@@ -213,6 +213,22 @@ func (p *Peer) Register(ctx context.Context, name string, size uint64, opts Regi
 	return p.Refresh(ctx)
 }
 
+// Unregister asks the peer to remove the tenant's region called name;
+// it refuses while an installed program links the region.
+func (p *Peer) Unregister(ctx context.Context, name string) error {
+	ref, err := p.region(ctx, name)
+	if err != nil {
+		return err
+	}
+	if err := p.usable(); err != nil {
+		return err
+	}
+	if err := p.cl.Unregister(ctx, p.tenant, ref.ID); err != nil {
+		return p.err(fmt.Errorf("host: unregister %q on %v: %w", name, p.addr, err))
+	}
+	return p.Refresh(ctx)
+}
+
 // Stats returns the peer's counters whose names start with prefix, sorted
 // by name, page by page: the node's, its server's, and those of the
 // tenant's handlers ("handler.counter.add.runs") and of the verbs

@@ -20,7 +20,7 @@ type collector struct {
 	queued, queueCap, busy, runs, insns, placed *prometheus.Desc
 	hRuns, hOutcome, hRejected, hTime, hPlaced  *prometheus.Desc
 	dropped, rejected, server, dma, cycles      *prometheus.Desc
-	members                                     *prometheus.Desc
+	members, serverState                        *prometheus.Desc
 	jitRuns, jitFallbacks, jitCompiles, jitTime *prometheus.Desc
 }
 
@@ -34,24 +34,25 @@ func newCollector(n *Node) *collector {
 		return prometheus.NewDesc("naam_"+name, help, labels, prometheus.Labels{"node": n.cfg.Name})
 	}
 	return &collector{
-		n:         n,
-		queued:    d("core_queue_depth", "Messages waiting in a core's rx queue now.", core...),
-		queueCap:  d("core_queue_capacity", "A core's rx queue capacity.", core...),
-		busy:      d("core_busy_seconds_total", "Time a core spent running handlers and verbs.", core...),
-		runs:      d("core_runs_total", "Handler and verb runs on a core.", core...),
-		insns:     d("core_instructions_total", "eBPF instructions a core executed.", core...),
-		placed:    d("placements_total", "Placement decisions: where messages were sent to run.", "placement"),
-		hRuns:     d("handler_runs_total", "Runs of a handler or verb.", h...),
-		hOutcome:  d("handler_outcomes_total", "Ends of a handler's runs by outcome.", append(h, "outcome")...),
-		hRejected: d("handler_rejected_total", "Messages for a handler refused before running (foreign tenant, overloaded, failed verb checks).", h...),
-		hTime:     d("handler_run_seconds", "How long a handler's runs took on their core.", h...),
-		hPlaced:   d("handler_placements_total", "Placement decisions for a handler.", append(h, "placement")...),
-		dropped:   d("dropped_total", "Datagrams the server dropped, by reason.", "reason"),
-		rejected:  d("rejected_total", "Messages the NIC refused, by reason.", "reason"),
-		server:    d("server_packets_total", "Server traffic by kind (rx, tx, requests, replies, retransmitted, cache hits, ...).", "kind"),
-		dma:       d("dma_bytes_total", "Modelled PCIe DMA bytes.", "side"),
-		cycles:    d("nic_cycles_total", "Modelled NIC core cycles.", "side"),
-		members:   d("cluster_members", "Members of the cluster alive or suspected, as this node sees them."),
+		n:           n,
+		queued:      d("core_queue_depth", "Messages waiting in a core's rx queue now.", core...),
+		queueCap:    d("core_queue_capacity", "A core's rx queue capacity.", core...),
+		busy:        d("core_busy_seconds_total", "Time a core spent running handlers and verbs.", core...),
+		runs:        d("core_runs_total", "Handler and verb runs on a core.", core...),
+		insns:       d("core_instructions_total", "eBPF instructions a core executed.", core...),
+		placed:      d("placements_total", "Placement decisions: where messages were sent to run.", "placement"),
+		hRuns:       d("handler_runs_total", "Runs of a handler or verb.", h...),
+		hOutcome:    d("handler_outcomes_total", "Ends of a handler's runs by outcome.", append(h, "outcome")...),
+		hRejected:   d("handler_rejected_total", "Messages for a handler refused before running (foreign tenant, overloaded, failed verb checks).", h...),
+		hTime:       d("handler_run_seconds", "How long a handler's runs took on their core.", h...),
+		hPlaced:     d("handler_placements_total", "Placement decisions for a handler.", append(h, "placement")...),
+		dropped:     d("dropped_total", "Datagrams the server dropped, by reason.", "reason"),
+		rejected:    d("rejected_total", "Messages the NIC refused, by reason.", "reason"),
+		server:      d("server_packets_total", "Server traffic by kind (rx, tx, requests, replies, retransmitted, cache hits, ...).", "kind"),
+		serverState: d("server_state", "The server's state now: peer states, floors, uploads in progress, reply-cache bytes.", "kind"),
+		dma:         d("dma_bytes_total", "Modelled PCIe DMA bytes.", "side"),
+		cycles:      d("nic_cycles_total", "Modelled NIC core cycles.", "side"),
+		members:     d("cluster_members", "Members of the cluster alive or suspected, as this node sees them."),
 
 		jitRuns:      d("jit_runs_total", "Host-core runs through the JIT tier.", core...),
 		jitFallbacks: d("jit_fallbacks_total", "Host-core runs the tier setting sent to the JIT that ran in the interpreter (no cgo, a handler that writes a region, a compile error).", core...),
@@ -62,7 +63,7 @@ func newCollector(n *Node) *collector {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.queued, c.queueCap, c.busy, c.runs, c.insns, c.placed, c.hRuns, c.hOutcome,
-		c.hRejected, c.hTime, c.hPlaced, c.dropped, c.rejected, c.server, c.dma, c.cycles, c.members,
+		c.hRejected, c.hTime, c.hPlaced, c.dropped, c.rejected, c.server, c.serverState, c.dma, c.cycles, c.members,
 		c.jitRuns, c.jitFallbacks, c.jitCompiles, c.jitTime} {
 		ch <- d
 	}
@@ -128,7 +129,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		switch {
 		case strings.HasPrefix(k.Name, "server.drop."):
 			counter(c.dropped, float64(k.Value), strings.TrimPrefix(k.Name, "server.drop."))
-		case k.Name == "server.peers":
+		case serverGauges[k.Name]:
+			gauge(c.serverState, float64(k.Value), strings.TrimPrefix(k.Name, "server."))
 		default:
 			counter(c.server, float64(k.Value), strings.TrimPrefix(k.Name, "server."))
 		}
@@ -144,6 +146,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.cycles, float64(st.Host.Cycles), "host")
 	gauge(c.members, float64(len(c.n.Members())))
 }
+
+// serverGauges are the server's counters that are levels, not totals.
+var serverGauges = map[string]bool{"server.peers": true, "server.floors": true, "server.uploads": true, "server.cache_bytes": true}
 
 func metricLabel(s string) string {
 	return strings.NewReplacer(" ", "_", "-", "_").Replace(s)

@@ -54,6 +54,11 @@ type Config struct {
 	// Client tunes the calls to peers (timeouts, tries, outstanding
 	// requests); Node, Server and Keys are set by the node.
 	Client nicrt.ClientConfig
+	// Server sets the limits of the node's server (peer states, credits,
+	// what the control plane may register and upload: nicrt.ServerConfig;
+	// zero fields take its defaults); Node, Keys and Peers are set by the
+	// node.
+	Server nicrt.ServerConfig
 
 	// Gossip is the address membership listens on (TCP and UDP), e.g.
 	// "127.0.0.1:0". Empty with no Join: no membership, peers are dialed
@@ -197,7 +202,9 @@ func Start(cfg Config) (*Node, error) {
 	for i, c := range conns {
 		tconns[i] = c
 	}
-	n.srv, err = nicrt.Serve(nic, tconns, nicrt.ServerConfig{Node: cfg.ID, Keys: n.keys})
+	scfg := cfg.Server
+	scfg.Node, scfg.Keys, scfg.Peers = cfg.ID, n.keys, nil
+	n.srv, err = nicrt.Serve(nic, tconns, scfg)
 	if err != nil {
 		closeAll(conns)
 		nic.Close()

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/naam-project/naam/nicrt"
 )
 
 func TestCallAndVerbs(t *testing.T) {
@@ -292,5 +294,39 @@ func TestMetrics(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Log(text)
+	}
+}
+
+// TestPeerRegisterUnregister: a peer registers and unregisters regions
+// over the wire, within the node's limits (Config.Server); one a program
+// links is refused, as locally.
+func TestPeerRegisterUnregister(t *testing.T) {
+	a := startDemo(t, Config{Server: nicrt.ServerConfig{MaxTenantRegisterBytes: 4096}})
+	ctx := testCtx(t)
+	p, err := Dial(ctx, a.Addr().String(), 0, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.Register(ctx, "scratch", 4096, RegionOptions{Writable: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Register(ctx, "more", 8, RegionOptions{}); !errors.Is(err, nicrt.ErrControlFailed) || !strings.Contains(err.Error(), "MaxTenantRegisterBytes (4096)") {
+		t.Errorf("past the tenant's cap: %v", err)
+	}
+	if err := p.Write(ctx, "scratch", 0, []byte("naam")); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Unregister(ctx, "counters"); !errors.Is(err, nicrt.ErrControlFailed) || !strings.Contains(err.Error(), "linked") {
+		t.Errorf("unregister a region the demo program links: %v", err)
+	}
+	if err := p.Unregister(ctx, "scratch"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Read(ctx, "scratch", 0, 4); !errors.Is(err, ErrNoRegion) {
+		t.Errorf("read after unregister: %v", err)
+	}
+	if err := p.Register(ctx, "more", 8, RegionOptions{}); err != nil {
+		t.Errorf("within the cap again: %v", err)
 	}
 }

@@ -26,10 +26,15 @@ type ClientConfig struct {
 	MaxPayload int
 
 	// Timeout is the first try's timeout until the client has measured a
-	// round trip. Default 1 ms.
+	// round trip. Default 20 ms: a cold process's first calls take
+	// milliseconds (spec/nic.md, The requester).
 	Timeout time.Duration
 	// MinTimeout is the floor of the timeout derived from the measured
-	// round trip (srtt + 4·rttvar, RFC 6298). Default 200 µs.
+	// round trip (srtt + 4·rttvar, RFC 6298). Default 5 ms: above the
+	// round trips of a loaded host (scheduling, not the network), which
+	// the estimator cannot follow. A lossy link that wants losses
+	// recovered sooner may lower it: a spurious retransmission costs a
+	// reply-cache hit, never a second run.
 	MinTimeout time.Duration
 	// MaxTimeout caps the timeout as it doubles with each retry.
 	// Default 100 ms.
@@ -53,8 +58,8 @@ type ClientConfig struct {
 }
 
 func (c ClientConfig) withDefaults() ClientConfig {
-	setDur(&c.Timeout, time.Millisecond)
-	setDur(&c.MinTimeout, 200*time.Microsecond)
+	setDur(&c.Timeout, 20*time.Millisecond)
+	setDur(&c.MinTimeout, 5*time.Millisecond)
 	setDur(&c.MaxTimeout, 100*time.Millisecond)
 	setInt(&c.MaxTries, 8)
 	setInt(&c.MaxOutstanding, 256)
@@ -171,8 +176,20 @@ type Client struct {
 	rxKick  chan struct{}
 	ps      []transport.Packet
 
+	// retried holds the calls that a repeated reply ended lately after a
+	// retransmission, by id mod retriedSlots (under mu): if the first
+	// try's own reply follows, the retransmission was spurious.
+	retried [retriedSlots]retriedCall
+
 	rttMu        sync.Mutex
 	srtt, rttvar time.Duration // 0 until the first sample
+	// floor is the floor of the timeout now: MinTimeout, raised by the
+	// spurious retransmissions seen (learnFloor) and halved back toward it
+	// every floorHalfLife without one (decayFloor); floorSet is when it
+	// last rose, or halved. resent and spurious count the retransmissions
+	// and the spurious ones lately (halved every floorHalfLife).
+	floor, floorSet  time.Duration
+	resent, spurious float64
 
 	kick   chan struct{} // wakes the retransmitter when calls start
 	rxDone chan struct{}
@@ -202,6 +219,25 @@ type call struct {
 	scratch  []byte // a verb's request
 }
 
+// retriedCall is a call that ended after a retransmission with a repeated
+// reply (FlagRetransmit: from the responder's reply cache, or the answer
+// to a retry). If the reply to its first try comes later, the first try
+// was answered and only late: the retransmission was spurious
+// (spec/nic.md, The requester).
+type retriedCall struct {
+	id     uint64
+	tenant uint32
+	sent   time.Duration // the first try
+	valid  bool
+}
+
+const (
+	retriedSlots = 64
+	// floorHalfLife is how long the timeout's floor stays where spurious
+	// retransmissions raised it before it halves back toward MinTimeout.
+	floorHalfLife = 10 * time.Second
+)
+
 // Dial returns a Client that calls the responder at server through conn.
 // The Client owns conn: Close closes it.
 func Dial(conn transport.Conn, server transport.Addr, cfg ClientConfig) (*Client, error) {
@@ -220,7 +256,7 @@ func Dial(conn transport.Conn, server transport.Addr, cfg ClientConfig) (*Client
 		conn: conn, server: server, cfg: cfg, codec: codec, retx: retx,
 		tx:     newTxQueue(conn, wire.HeaderSize+codec.MaxPayload()),
 		epoch:  time.Now(),
-		nextID: cfg.FirstID, oldest: cfg.FirstID, credits: cfg.InitialCredits,
+		nextID: cfg.FirstID, oldest: cfg.FirstID, credits: cfg.InitialCredits, floor: cfg.MinTimeout,
 		wake: make(chan struct{}), kick: make(chan struct{}, 1), rxKick: make(chan struct{}, 1),
 		rxDone: make(chan struct{}), rtDone: make(chan struct{}),
 	}
@@ -577,6 +613,7 @@ func (c *Client) retransmit() {
 		}
 		quiet = c.outstanding == 0
 		now := c.now()
+		c.decayFloor(now)
 		next := now + c.cfg.MinTimeout/2
 		for id := c.oldest; id < c.nextID; id++ {
 			cl := c.pending[id%wire.WindowSize]
@@ -606,6 +643,11 @@ func (c *Client) retransmit() {
 		if wakeReader { // its caller is blocked reading: end the read
 			c.conn.SetReadDeadline(time.Unix(1, 0))
 			wakeReader = false
+		}
+		if len(resend) > 0 {
+			c.rttMu.Lock()
+			c.resent += float64(len(resend))
+			c.rttMu.Unlock()
 		}
 		for i := range resend {
 			// Counted before it leaves: its reply may end the call, and a
@@ -765,16 +807,37 @@ func (c *Client) deliver(b []byte) {
 	}
 	slot := &c.pending[pkt.RequestID%wire.WindowSize]
 	cl := *slot
+	// A reply without FlagRetransmit is the first try's own answer: the
+	// responder ran the request as first sent, and this is not a resend
+	// from its reply cache (spec/wire.md, Flags).
+	original := pkt.Flags&wire.FlagRetransmit == 0
 	if cl == nil || cl.id != pkt.RequestID || cl.hdr.Tenant != pkt.Tenant {
+		// A duplicate, the reply to a call that gave up, or the first
+		// try's late reply to a call a repeated reply already ended.
+		r := &c.retried[pkt.RequestID%retriedSlots]
+		spurious := original && r.valid && r.id == pkt.RequestID && r.tenant == pkt.Tenant
+		var sent time.Duration
+		if spurious {
+			r.valid, sent = false, r.sent
+		}
 		c.mu.Unlock()
-		c.ctr.stale.Add(1) // a duplicate, or the reply to a call that gave up
+		c.ctr.stale.Add(1)
+		if spurious {
+			c.learnFloor(c.now() - sent)
+		}
 		return
 	}
 	c.removeLocked(slot, cl.id)
 	first, sent := cl.tries == 1, cl.sent
+	if !first && !original {
+		c.retried[cl.id%retriedSlots] = retriedCall{id: cl.id, tenant: pkt.Tenant, sent: sent, valid: true}
+	}
 	c.mu.Unlock()
-	if first { // Karn: only a reply to a request sent once times a round trip
+	switch {
+	case first: // Karn: only a reply to a request sent once times a round trip
 		c.sample(c.now() - sent)
+	case original: // the first try's answer, after a retransmission
+		c.learnFloor(c.now() - sent)
 	}
 	c.ctr.replies.Add(1)
 	if other {
@@ -823,20 +886,55 @@ func (c *Client) sample(rtt time.Duration) {
 	c.srtt = (7*c.srtt + rtt) / 8
 }
 
-// timeout is the first try's timeout: srtt + 4·rttvar within [MinTimeout,
-// MaxTimeout], or Timeout before any sample.
+// timeout is the first try's timeout: srtt + 4·rttvar, or Timeout before
+// any sample, within [floor, MaxTimeout].
 func (c *Client) timeout() time.Duration {
 	c.rttMu.Lock()
 	defer c.rttMu.Unlock()
-	if c.srtt == 0 {
-		return c.cfg.Timeout
+	rto := c.cfg.Timeout
+	if c.srtt > 0 {
+		rto = c.srtt + 4*c.rttvar
 	}
-	return min(max(c.srtt+4*c.rttvar, c.cfg.MinTimeout), c.cfg.MaxTimeout)
+	return min(max(rto, c.floor), c.cfg.MaxTimeout)
+}
+
+// learnFloor takes a spurious retransmission: the first try's reply took
+// rtt, longer than its timeout. While at least half of the recent
+// retransmissions were spurious (the link loses little: the delays are
+// the hosts'), the floor rises to twice that, so that a delay as long,
+// and one up to twice as long, is waited out from now on; at most to a
+// quarter of MaxTimeout, so that the retries still back off. Where most
+// retransmissions are needed (a lossy link) it stays, so that losses are
+// recovered soon. The measured round trips cannot teach this: by Karn's
+// rule a retransmitted call gives no sample, and the estimator forgets a
+// rare long round trip within a few calls.
+func (c *Client) learnFloor(rtt time.Duration) {
+	c.ctr.spurious.Add(1)
+	c.rttMu.Lock()
+	c.spurious++
+	if 2*c.spurious >= c.resent {
+		c.floor = max(c.floor, min(2*rtt, c.cfg.MaxTimeout/4))
+		c.floorSet = c.now()
+	}
+	c.rttMu.Unlock()
+}
+
+// decayFloor halves the floor's excess over MinTimeout once it has gone
+// floorHalfLife without rising, and the recent counts with it.
+func (c *Client) decayFloor(now time.Duration) {
+	c.rttMu.Lock()
+	if now-c.floorSet >= floorHalfLife {
+		c.floor = max(c.cfg.MinTimeout, c.floor/2)
+		c.resent, c.spurious = c.resent/2, c.spurious/2
+		c.floorSet = now
+	}
+	c.rttMu.Unlock()
 }
 
 type clientCounters struct {
 	decodeCounters
 	calls, replies, retransmits, timeouts atomic.Uint64
+	spurious                              atomic.Uint64
 	stale, wrongDst, unexpectedType       atomic.Uint64
 	creditWaits, rxErrors, otherNode      atomic.Uint64
 }
@@ -849,6 +947,9 @@ type ClientStats struct {
 	// the answers to requests the responder forwarded.
 	OtherNode   uint64
 	Retransmits uint64 // requests sent again after a timeout
+	// Spurious counts the retransmissions found needless: the first try's
+	// own reply came (FlagRetransmit clear) after the request was sent again.
+	Spurious    uint64
 	Timeouts    uint64 // calls that ended with ErrTimeout
 	Stale       uint64 // replies for no pending call: duplicates, or late after a timeout
 	CreditWaits uint64 // times a call waited for credits (or the window)
@@ -863,6 +964,7 @@ type ClientStats struct {
 	Credits     int           // the responder's last grant
 	Outstanding int           // calls in flight now
 	SRTT        time.Duration // smoothed round trip (0 before a sample)
+	Floor       time.Duration // the timeout's floor now (MinTimeout, or above after spurious retransmissions)
 	Timeout     time.Duration // the first try's timeout now
 }
 
@@ -870,7 +972,7 @@ type ClientStats struct {
 func (c *Client) Stats() ClientStats {
 	k := &c.ctr
 	s := ClientStats{
-		Calls: k.calls.Load(), Replies: k.replies.Load(), Retransmits: k.retransmits.Load(),
+		Calls: k.calls.Load(), Replies: k.replies.Load(), Retransmits: k.retransmits.Load(), Spurious: k.spurious.Load(),
 		Timeouts: k.timeouts.Load(), Stale: k.stale.Load(), CreditWaits: k.creditWaits.Load(),
 		RxErrors: k.rxErrors.Load(), OtherNode: k.otherNode.Load(), WrongDst: k.wrongDst.Load(), UnexpectedType: k.unexpectedType.Load(),
 	}
@@ -879,7 +981,7 @@ func (c *Client) Stats() ClientStats {
 	s.Credits, s.Outstanding = c.credits, c.outstanding
 	c.mu.Unlock()
 	c.rttMu.Lock()
-	s.SRTT = c.srtt
+	s.SRTT, s.Floor = c.srtt, c.floor
 	c.rttMu.Unlock()
 	s.Timeout = c.timeout()
 	return s

@@ -27,6 +27,13 @@ func (c *Client) Register(ctx context.Context, tenant uint32, name string, size 
 	return RegionRef{ID: r.Region, Key: r.Key}, err
 }
 
+// Unregister removes tenant's region (its id, RegionRef.ID) from the
+// responder, as its host would: refused (ErrControlFailed, with the
+// reason) while an installed program links it.
+func (c *Client) Unregister(ctx context.Context, tenant uint32, region uint32) error {
+	return c.control(ctx, tenant, &wire.Unregister{Region: uint64(region)}, nil)
+}
+
 // Installed is a program the responder installed.
 type Installed struct {
 	Program  uint64                  // for Uninstall

@@ -116,7 +116,7 @@ func TestFaultFetchAdd(t *testing.T) {
 		t.Run(fmt.Sprintf("loss=%v", loss), func(t *testing.T) {
 			tn := newTestNet(t, Config{}, ServerConfig{})
 			f := transport.Faults{Drop: loss, Duplicate: 0.05, Reorder: 0.05}
-			cfg := ClientConfig{MaxTries: 30, MaxTimeout: 10 * time.Millisecond}
+			cfg := lossyLink(ClientConfig{MaxTries: 30, MaxTimeout: 10 * time.Millisecond})
 			r := fetchAddStorm(t, tn, n, f, cfg, 5*time.Minute, func(i int, wrap func(transport.Conn) transport.Conn) *Client {
 				cfg := cfg
 				cfg.Node = uint32(i + 1)
@@ -147,7 +147,7 @@ func TestFaultTimeouts(t *testing.T) {
 	n := faultN(t) / 4
 	tn := newTestNet(t, Config{}, ServerConfig{})
 	f := transport.Faults{Drop: 0.30, Duplicate: 0.05, Reorder: 0.05}
-	cfg := ClientConfig{MaxTimeout: 2 * time.Millisecond}
+	cfg := lossyLink(ClientConfig{MaxTimeout: 2 * time.Millisecond})
 	r := fetchAddStorm(t, tn, n, f, cfg, 2*time.Minute, func(i int, wrap func(transport.Conn) transport.Conn) *Client {
 		cfg := cfg
 		cfg.Node = uint32(i + 1)

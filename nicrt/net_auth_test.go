@@ -230,7 +230,8 @@ func FuzzServe(f *testing.F) {
 		}
 		handled := (after.Requests - before.Requests) + (after.Control - before.Control) +
 			(after.Dropped() - before.Dropped()) + (after.CacheHits - before.CacheHits) +
-			(after.OneWay - before.OneWay) + (after.Reforwarded - before.Reforwarded)
+			(after.OneWay - before.OneWay) + (after.Reforwarded - before.Reforwarded) +
+			(after.Relayed - before.Relayed)
 		if handled != 1 {
 			t.Fatalf("datagram counted %d times: %+v → %+v", handled, before, after)
 		}
@@ -306,7 +307,8 @@ func FuzzServeSealed(f *testing.F) {
 		after := tn.srv.Stats()
 		handled := (after.Requests - before.Requests) + (after.Control - before.Control) +
 			(after.Dropped() - before.Dropped()) + (after.CacheHits - before.CacheHits) +
-			(after.OneWay - before.OneWay) + (after.Reforwarded - before.Reforwarded)
+			(after.OneWay - before.OneWay) + (after.Reforwarded - before.Reforwarded) +
+			(after.Relayed - before.Relayed)
 		if handled != 1 {
 			t.Fatalf("datagram counted %d times: %+v → %+v", handled, before, after)
 		}

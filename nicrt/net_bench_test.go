@@ -93,6 +93,14 @@ func reportSyscalls(b *testing.B, srv *Server) {
 	}
 }
 
+// reportRetransmits reports the retransmissions of the run's b.N calls,
+// as a count and as a share of the calls: on a lossless link every one is
+// spurious (its reply was late, not lost).
+func reportRetransmits(b *testing.B, retx uint64) {
+	b.ReportMetric(float64(retx), "retx")
+	b.ReportMetric(100*float64(retx)/float64(max(b.N, 1)), "retx-%")
+}
+
 // BenchmarkNetRoundTrip: one call in flight, a null handler against a
 // plain Go UDP ping-pong.
 func BenchmarkNetRoundTrip(b *testing.B) {
@@ -146,7 +154,7 @@ func BenchmarkNetRoundTrip(b *testing.B) {
 			b.StopTimer()
 			l := &netLatencies{s: lat}
 			l.report(b, b.N)
-			b.ReportMetric(float64(cl.Stats().Retransmits), "retx")
+			reportRetransmits(b, cl.Stats().Retransmits)
 		})
 	}
 }
@@ -294,7 +302,7 @@ func BenchmarkNetThroughput(b *testing.B) {
 			for _, cl := range cls {
 				retx += cl.Stats().Retransmits
 			}
-			b.ReportMetric(float64(retx), "retx")
+			reportRetransmits(b, retx)
 			reportSyscalls(b, srv)
 		})
 		// The same with Go: one goroutine per client starts 8 calls, and
@@ -366,7 +374,7 @@ func BenchmarkNetThroughput(b *testing.B) {
 				lat.add(local)
 				return failed
 			})
-			b.ReportMetric(float64(retx.Load()), "retx")
+			reportRetransmits(b, retx.Load())
 			reportSyscalls(b, srv)
 			if clRxB.Load() > 0 && clTxB.Load() > 0 {
 				b.ReportMetric(float64(clRx.Load())/float64(clRxB.Load()), "cl-rx/call")
@@ -410,3 +418,61 @@ func splitClients(b *testing.B, workers int, work func(count int, lat *netLatenc
 }
 
 var rtNIC = Config{}
+
+// BenchmarkNetFirstCalls: a freshly started node and client, the
+// client's first 8 calls at once (before it has measured a round trip:
+// their timeout is ClientConfig.Timeout), then 200 more from 8 goroutines
+// (while the estimator warms up). Reports the retransmissions per fresh
+// node of each phase and the first calls' latencies (spec/nic.md,
+// Measured: the network path):
+//
+//	go test ./nicrt -run '^$' -bench NetFirstCalls -benchtime 50x
+func BenchmarkNetFirstCalls(b *testing.B) {
+	const first, more = 8, 25
+	lat := &netLatencies{}
+	var retxFirst, retxMore uint64
+	req := make([]byte, netBenchPayload)
+	ctx := context.Background()
+	for b.Loop() {
+		n, srv, keys := udpServer(b, Config{}, 1, transport.UDPConfig{})
+		p := install(b, n, tenantA, object(b, nil, src{"null", nullAsm}))
+		null := id(b, p, "null")
+		cl := udpClient(b, srv, keys, ClientConfig{Node: 1}, transport.UDPConfig{}, nil)
+		var wg sync.WaitGroup
+		ls := make([]time.Duration, first)
+		t0 := time.Now()
+		for i := range first {
+			wg.Go(func() {
+				if _, err := cl.Call(ctx, tenantA, null, req); err != nil {
+					b.Error(err)
+				}
+				ls[i] = time.Since(t0)
+			})
+		}
+		wg.Wait()
+		lat.add(ls)
+		r := cl.Stats().Retransmits
+		retxFirst += r
+		for range first {
+			wg.Go(func() {
+				for range more {
+					if _, err := cl.Call(ctx, tenantA, null, req); err != nil {
+						b.Error(err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		retxMore += cl.Stats().Retransmits - r
+		cl.Close()
+		srv.Close()
+		n.Close()
+	}
+	b.StopTimer()
+	slices.Sort(lat.s)
+	b.ReportMetric(float64(lat.s[len(lat.s)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(lat.s[len(lat.s)*99/100].Nanoseconds()), "p99-ns")
+	b.ReportMetric(float64(lat.s[len(lat.s)-1].Nanoseconds()), "max-ns")
+	b.ReportMetric(float64(retxFirst)/float64(b.N), "retx-first/node")
+	b.ReportMetric(float64(retxMore)/float64(b.N), "retx-next/node")
+}

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/naam-project/naam/nicrt/transport"
@@ -34,6 +35,20 @@ func testKey(t testing.TB, seed byte) *wire.Key {
 
 func testKeys(t testing.TB) wire.KeyMap {
 	return wire.KeyMap{tenantA: testKey(t, 1), tenantB: testKey(t, 2)}
+}
+
+// lossyLink sets the retransmission timing of the loss tests: a lossy
+// link wants its losses recovered soon, hence a lower floor and first
+// timeout than the defaults, which suit a lossless link whose delays are
+// the hosts' own; and a cap of 10 ms unless the test sets one, which
+// also keeps the floor the reordering's delays raise within 2.5 ms
+// (spurious retransmissions cost a reply-cache hit here).
+func lossyLink(cfg ClientConfig) ClientConfig {
+	cfg.Timeout, cfg.MinTimeout = time.Millisecond, 200*time.Microsecond
+	if cfg.MaxTimeout == 0 {
+		cfg.MaxTimeout = 10 * time.Millisecond
+	}
+	return cfg
 }
 
 // testNet is a NIC served on an in-memory network.

@@ -330,7 +330,7 @@ func TestNetForwardLossy(t *testing.T) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for i := range 2 {
-		cl := c.client(t, 0, uint32(1+i), ClientConfig{MaxTries: 30})
+		cl := c.client(t, 0, uint32(1+i), lossyLink(ClientConfig{MaxTries: 30}))
 		for range 4 {
 			wg.Go(func() {
 				for next.Add(1) <= int64(n) {
@@ -425,5 +425,120 @@ func TestNetPeerEviction(t *testing.T) {
 	}
 	if st := tn.srv.Stats(); st.PeersEvicted != 2 || st.Peers != 4 {
 		t.Errorf("evicted %d, peers %d", st.PeersEvicted, st.Peers)
+	}
+}
+
+// TestNetNoReflection: a request never makes a node send to an address
+// it has not authenticated as a peer (spec/wire.md, Routing: no
+// reflection). A forwarded request's reply goes to the reply address in
+// its prefix only if that is the caller's own address in the target's
+// address book; otherwise the forwarding node relays it. A stranger named
+// as the reply address of forged forwards and relayed replies never
+// receives a datagram.
+func TestNetNoReflection(t *testing.T) {
+	t.Run("mem", func(t *testing.T) { testNoReflection(t, memCluster(t, 3, transport.Faults{})) })
+	t.Run("udp", func(t *testing.T) { testNoReflection(t, udpCluster(t, 3)) })
+}
+
+func testNoReflection(t *testing.T, c *cluster) {
+	a, b, cc := c.nodes[0], c.nodes[1], c.nodes[2]
+	stranger := c.listen(-1)
+	ctx := context.Background()
+	hop, hop2 := c.handler(t, "hop"), c.handler(t, "hop2")
+
+	// A caller the nodes do not know: B answers through A, which relays.
+	cl := c.client(t, 0, 1, ClientConfig{})
+	if got, err := cl.Call(ctx, tenantA, hop, routeReq(0, uint64(b.id), 1)); err != nil || u64(got) != 0 {
+		t.Fatalf("hop: %x %v", got, err)
+	}
+	if sa, sb := a.srv.Stats(), b.srv.Stats(); sa.Relayed != 1 || sb.Replies != 1 || cl.Stats().OtherNode != 1 {
+		t.Errorf("A relayed %d, B replied %d, the caller got %d replies from B; want 1 each", sa.Relayed, sb.Replies, cl.Stats().OtherNode)
+	}
+	// A → B → C with that caller: C answers through B, B through A.
+	if got, err := cl.Call(ctx, tenantA, hop2, routeReq(uint64(b.id), uint64(cc.id), 1)); err != nil || u64(got) != 0 {
+		t.Fatalf("hop2: %x %v", got, err)
+	}
+	if sa, sb := a.srv.Stats(), b.srv.Stats(); sa.Relayed != 2 || sb.Relayed != 1 {
+		t.Errorf("after hop2: A relayed %d, B %d; want 2, 1", sa.Relayed, sb.Relayed)
+	}
+	// A caller whose address is its node's in B's book: B answers it
+	// directly.
+	known := c.listen(-1)
+	if err := b.srv.SetPeer(2, known.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	kcl, err := Dial(known, a.addr, ClientConfig{Keys: c.keys, Node: 2, Server: a.id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kcl.Close()
+	if got, err := kcl.Call(ctx, tenantA, hop, routeReq(0, uint64(b.id), 1)); err != nil || u64(got) != 1 {
+		t.Fatalf("hop from a known node: %x %v", got, err)
+	}
+	if sa := a.srv.Stats(); sa.Relayed != 2 {
+		t.Errorf("A relayed %d; B should have answered the known caller itself", sa.Relayed)
+	}
+
+	// Forged: what the tenant's key lets anyone seal, with the stranger's
+	// address as the reply address, sent to B from the forger's own.
+	before := word(b.reg, 0)
+	forward := func(src, via uint32, id uint64) []byte {
+		route := wire.Route{Forwarded: true, Via: via, ReplyTo: stranger.LocalAddr(), HasProgram: true, Program: b.prog.Digest}
+		payload := append(wire.AppendRoute(nil, &route), routeReq(0, 0, 1)...)
+		return seal(t, c.keys, wire.Header{Type: wire.TypeRequest, Flags: wire.RouteFlags(&route), Tenant: tenantA,
+			Handler: 0, RequestID: id, Src: src, Dst: b.id}, payload) // object handler 0: add
+	}
+	forger := c.listen(-1)
+	send := func(to transport.Addr, dgrams ...[]byte) {
+		for _, d := range dgrams {
+			if _, err := forger.WriteBatch([]transport.Packet{{Addr: to, Buf: d, N: len(d)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	send(b.addr,
+		forward(77, a.id, 5000),               // as from A, for a caller nobody knows
+		forward(1, a.id, cl.cfg.FirstID+100),  // as the unknown caller above
+		forward(2, a.id, kcl.cfg.FirstID+100), // as the known caller, from another address
+		forward(78, 999, 5003),                // as from a node B does not know
+	)
+	// Each ran, and its reply went back to the forger, who sent it.
+	ps := make([]transport.Packet, 8)
+	for i := range ps {
+		ps[i].Buf = make([]byte, 2048)
+	}
+	for got := 0; got < 4; {
+		forger.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, err := forger.ReadBatch(ps)
+		if err != nil {
+			t.Fatalf("the forger got %d replies of 4: %v", got, err)
+		}
+		for _, p := range ps[:n] {
+			if p.Addr != b.addr {
+				t.Errorf("the forger got a datagram from %v", p.Addr)
+			}
+		}
+		got += n
+	}
+	if got := word(b.reg, 0) - before; got != 4 {
+		t.Errorf("B ran %d forged forwards, want 4", got)
+	}
+	// Relayed replies, forged, sent to A: one for the call A did forward
+	// (its id is the caller's first) goes to that caller, not to the
+	// forger; one for an id A never forwarded goes nowhere.
+	relayed := func(id uint64) []byte {
+		return seal(t, c.keys, wire.Header{Type: wire.TypeReply, Flags: wire.FlagForwarded, Tenant: tenantA,
+			Handler: hop, RequestID: id, Src: b.id, Dst: 1}, make([]byte, 8))
+	}
+	send(a.addr, relayed(cl.cfg.FirstID), relayed(cl.cfg.FirstID+50))
+	waitFor(t, "relays", func() bool { sa := a.srv.Stats(); return sa.Relayed == 3 && sa.RelayUnmatched == 1 })
+	forger.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+	if n, err := forger.ReadBatch(ps); err == nil {
+		t.Errorf("the forger received %d relayed datagrams", n)
+	}
+	// Nothing reached the stranger.
+	stranger.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if n, err := stranger.ReadBatch(ps); err == nil {
+		t.Errorf("the stranger received %d datagrams, the first from %v", n, ps[0].Addr)
 	}
 }

@@ -137,7 +137,7 @@ func TestUDPFault(t *testing.T) {
 			nic, srv, keys := udpServer(t, Config{}, 2, transport.UDPConfig{})
 			tn := &testNet{nic: nic, srv: srv, keys: keys}
 			f := transport.Faults{Drop: loss, Duplicate: 0.05, Reorder: 0.05}
-			cfg := ClientConfig{MaxTries: 30, MaxTimeout: 10 * time.Millisecond}
+			cfg := lossyLink(ClientConfig{MaxTries: 30, MaxTimeout: 10 * time.Millisecond})
 			r := fetchAddStorm(t, tn, n, f, cfg, 5*time.Minute, func(i int, wrap func(transport.Conn) transport.Conn) *Client {
 				cfg := cfg
 				cfg.Node = uint32(i + 1)

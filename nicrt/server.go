@@ -38,6 +38,30 @@ type ServerConfig struct {
 	// allocate gigabytes with one packet; the host registers larger ones
 	// with NIC.Register. Default 64 MiB.
 	MaxRegisterBytes uint64
+	// MaxTenantRegisterBytes caps the bytes of the regions one tenant has
+	// registered over the wire and not unregistered, host memory and
+	// nicmem alike (both are this process's memory; nicmem is also within
+	// Config.NICMemBytes). Default 256 MiB.
+	MaxTenantRegisterBytes uint64
+	// MaxNodeRegisterBytes caps the same for all tenants together.
+	// Default 1 GiB.
+	MaxNodeRegisterBytes uint64
+	// MaxUploads caps the object uploads (install) one tenant has in
+	// progress: begun and not complete. Default 4.
+	MaxUploads int
+	// MaxNodeUploads caps the uploads in progress of all tenants together,
+	// so that they hold at most MaxNodeUploads × wire.MaxInstallSize
+	// bytes. At the cap, a new upload of a tenant takes the place of the
+	// idlest upload of a tenant with at least two more (spec/nic.md,
+	// Control ops). Default 16.
+	MaxNodeUploads int
+	// UploadTimeout drops an upload that got no chunk for that long.
+	// Default 10 s.
+	UploadTimeout time.Duration
+	// MaxControlOps caps the control ops of one tenant running at once
+	// (each on a goroutine of its own: an install verifies, an uninstall
+	// drains); one more is refused as overloaded. Default 8.
+	MaxControlOps int
 	// Peers is the first address book: the node id → address map that
 	// send and forward use to reach other nodes (SetPeer and RemovePeer
 	// change it later). Serve copies it.
@@ -48,6 +72,12 @@ type ServerConfig struct {
 	// only its window's high edge behind, below which that peer's ids stay
 	// refused (spec/nic.md, Peer state). Default 4,096.
 	MaxPeers int
+	// MaxReplyCacheBytes caps the bytes the reply caches of all peer
+	// states hold (sealed replies, and forwards kept for retransmission),
+	// MaxTenantReplyCacheBytes those of one tenant's. A reply past either
+	// is sent but not kept: a duplicate of its request is dropped
+	// (drop.not_cached), never run again. Defaults 256 MiB and 64 MiB.
+	MaxReplyCacheBytes, MaxTenantReplyCacheBytes uint64
 }
 
 // Server is the network side of a NIC: it reads requests from its rx
@@ -67,6 +97,10 @@ type Server struct {
 	peersMu sync.RWMutex
 	peers   map[peerKey]*peer
 	floors  map[peerKey]uint64 // evicted peers: ids at or below refused
+	// cacheBytes counts the bytes the reply caches hold, in all and by
+	// tenant (tenantCache under peersMu; each peer holds its tenant's).
+	cacheBytes  atomic.Int64
+	tenantCache map[uint32]*atomic.Int64
 
 	// book is the address book (node id → address), copy on write under
 	// bookMu, read lock-free by the cores that send and forward.
@@ -77,9 +111,12 @@ type Server struct {
 	sealers sync.Pool // *wire.Codec
 	sendID  atomic.Uint64
 
-	ctlMu   sync.Mutex
-	uploads map[uploadKey]*upload // object uploads being assembled
-	active  atomic.Int64          // peers that sent a request in the last activity period
+	ctlMu       sync.Mutex
+	uploads     map[uploadKey]*upload // object uploads being assembled
+	wireRegions map[uint32]wireRegion // regions registered over the wire, by id
+	controlOps  map[uint32]int        // control ops running, by tenant
+	now         func() time.Time      // the uploads' clock: time.Now; tests set their own
+	active      atomic.Int64          // peers that sent a request in the last activity period
 
 	pool     sync.Pool // *inflight
 	inflight sync.WaitGroup
@@ -97,9 +134,13 @@ type Server struct {
 type peer struct {
 	mu    sync.Mutex
 	win   wire.Window
-	cache [wire.WindowSize]cacheSlot // by request id mod WindowSize
-	seen  atomic.Bool                // a request since the last activity count
-	idle  atomic.Int64               // activity periods without a request (countActive)
+	bytes *atomic.Int64 // the reply cache bytes of the peer's tenant (Server.tenantCache)
+	// cache is the reply cache by request id mod WindowSize, in chunks
+	// made as ids reach them (slot): a peer that sent a few requests holds
+	// one chunk, not the whole cache (spec/nic.md, Peer state).
+	cache [wire.WindowSize / cacheChunk]*[cacheChunk]cacheSlot
+	seen  atomic.Bool  // a request since the last activity count
+	idle  atomic.Int64 // activity periods without a request (countActive)
 	// Under mu: requests submitted and not done; evicted once the server
 	// dropped the state (a request that finds it so looks the key up
 	// again); floor, when hasFloor, the high edge of an evicted window of
@@ -126,6 +167,31 @@ const (
 	peerOneWay                    // one-way messages (send) from src
 )
 
+// cacheChunk is how many reply cache slots are allocated together.
+const cacheChunk = 64
+
+// slot returns the reply cache slot of id, making its chunk if need be;
+// pr.mu is held.
+func (pr *peer) slot(id uint64) *cacheSlot {
+	i := id % wire.WindowSize
+	c := pr.cache[i/cacheChunk]
+	if c == nil {
+		c = new([cacheChunk]cacheSlot)
+		pr.cache[i/cacheChunk] = c
+	}
+	return &c[i%cacheChunk]
+}
+
+// cached returns the reply cache slot of id if its chunk exists, else
+// nil; pr.mu is held.
+func (pr *peer) cached(id uint64) *cacheSlot {
+	i := id % wire.WindowSize
+	if c := pr.cache[i/cacheChunk]; c != nil {
+		return &c[i%cacheChunk]
+	}
+	return nil
+}
+
 // cacheSlot is the reply cache entry of one request id.
 type cacheSlot struct {
 	id    uint64
@@ -140,6 +206,7 @@ const (
 	slotRunning             // submitted; the reply will come
 	slotDone                // dgram holds the reply
 	slotForwarded           // the handler forwarded it: another node answers
+	slotNotCached           // answered or forwarded, but past the reply cache's bytes: not kept
 )
 
 // rxQueue is one rx queue: a Conn, the goroutine reading it, its codec
@@ -161,9 +228,12 @@ type inflight struct {
 	q    *rxQueue
 	buf  []byte
 	peer *peer
-	addr transport.Addr // where the reply goes: the sender, or the original caller of a forwarded request
+	addr transport.Addr // where the reply goes: the sender, the original caller of a forwarded request, or the node that relays it
 	hdr  wire.Header
-	done func(Reply) // in.complete, bound once
+	// relay: addr is the forwarding node's, which passes the reply on to
+	// the caller (the reply carries FlagForwarded; spec/wire.md, Routing).
+	relay bool
+	done  func(Reply) // in.complete, bound once
 	// oneway: a one-way message, answered by nothing. fwd, when the
 	// handler forwarded the request: the sealed datagram, for fwdTo.
 	oneway bool
@@ -191,20 +261,39 @@ func Serve(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, error) 
 	return s, nil
 }
 
+// withDefaults fills the zero fields with their defaults (spec/nic.md,
+// Network side: ServerConfig defaults).
+func (c ServerConfig) withDefaults() ServerConfig {
+	setInt(&c.Batch, 64)
+	setInt(&c.MaxCredits, 256)
+	setU64(&c.MaxRegisterBytes, 64<<20)
+	setU64(&c.MaxTenantRegisterBytes, 256<<20)
+	setU64(&c.MaxNodeRegisterBytes, 1<<30)
+	setInt(&c.MaxUploads, 4)
+	setInt(&c.MaxNodeUploads, 16)
+	setDur(&c.UploadTimeout, 10*time.Second)
+	setInt(&c.MaxControlOps, 8)
+	setInt(&c.MaxPeers, 4096)
+	setU64(&c.MaxReplyCacheBytes, 256<<20)
+	setU64(&c.MaxTenantReplyCacheBytes, 64<<20)
+	return c
+}
+
 // newServer builds a server without starting its goroutines.
 func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, error) {
 	if len(conns) == 0 {
 		return nil, errors.New("nicrt: serve: no conns")
 	}
-	setInt(&cfg.Batch, 64)
-	setInt(&cfg.MaxCredits, 256)
-	setU64(&cfg.MaxRegisterBytes, 64<<20)
-	setInt(&cfg.MaxPeers, 4096)
+	cfg = cfg.withDefaults()
 	if cfg.Batch < 1 || cfg.MaxCredits < 1 || cfg.MaxCredits > 0xffff {
 		return nil, fmt.Errorf("nicrt: serve: Batch %d and MaxCredits %d must be positive (credits at most 65535)", cfg.Batch, cfg.MaxCredits)
 	}
 	if cfg.MaxPeers < 1 {
 		return nil, fmt.Errorf("nicrt: serve: MaxPeers %d must be positive", cfg.MaxPeers)
+	}
+	if cfg.MaxUploads < 1 || cfg.MaxNodeUploads < cfg.MaxUploads || cfg.UploadTimeout < 0 || cfg.MaxControlOps < 1 {
+		return nil, fmt.Errorf("nicrt: serve: MaxUploads %d, MaxNodeUploads %d and MaxControlOps %d must be positive, MaxNodeUploads at least MaxUploads; UploadTimeout %v not negative",
+			cfg.MaxUploads, cfg.MaxNodeUploads, cfg.MaxControlOps, cfg.UploadTimeout)
 	}
 	for node, addr := range cfg.Peers {
 		if !addr.IsValid() {
@@ -217,7 +306,11 @@ func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, err
 	if err != nil {
 		return nil, fmt.Errorf("nicrt: serve: %w", err)
 	}
-	s := &Server{nic: nic, cfg: cfg, peers: map[peerKey]*peer{}, floors: map[peerKey]uint64{}, uploads: map[uploadKey]*upload{}, stop: make(chan struct{}), payloadLimit: probe.MaxPayload()}
+	s := &Server{
+		nic: nic, cfg: cfg, peers: map[peerKey]*peer{}, floors: map[peerKey]uint64{}, tenantCache: map[uint32]*atomic.Int64{},
+		uploads: map[uploadKey]*upload{}, wireRegions: map[uint32]wireRegion{}, controlOps: map[uint32]int{}, now: time.Now,
+		stop: make(chan struct{}), payloadLimit: probe.MaxPayload(),
+	}
 	book := make(map[uint32]transport.Addr, len(cfg.Peers))
 	for node, addr := range cfg.Peers {
 		book[node] = addr
@@ -377,6 +470,10 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 		s.ctr.countDecodeError(err)
 		return false, false
 	}
+	if isRelay(&pkt) { // addressed to the caller, not to this node
+		q.relay(&pkt, p.Buf[:p.N])
+		return false, false
+	}
 	if pkt.Dst != s.cfg.Node && !describesAnyNode(&pkt) {
 		s.ctr.wrongDst.Add(1)
 		return false, false
@@ -398,7 +495,7 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 	var route wire.Route
 	payload := pkt.Payload
 	key := peerKey{src: pkt.Src, tenant: pkt.Tenant}
-	replyTo := p.Addr
+	replyTo, relay := p.Addr, false
 	if pkt.Flags&(wire.FlagForwarded|wire.FlagProgram|wire.FlagOneWay) != 0 {
 		if pkt.Type != wire.TypeRequest {
 			s.ctr.malformed[MalformedRoute].Add(1)
@@ -414,7 +511,7 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 			key.kind = peerOneWay
 		case route.Forwarded:
 			key.kind, key.via = peerForwarded, route.Via
-			replyTo = route.ReplyTo
+			replyTo, relay = s.forwardReplyTo(pkt.Src, &route, p.Addr)
 		}
 	}
 	id := pkt.RequestID
@@ -431,13 +528,17 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 		pr.mu.Unlock() // evicted meanwhile: its successor has the floor
 	}
 	pr.seen.Store(true)
-	slot := &pr.cache[id%wire.WindowSize]
 	if pr.hasFloor && id <= pr.floor {
 		pr.mu.Unlock()
 		s.ctr.replaysEvicted.Add(1)
 		return false, false
 	}
-	switch pr.win.Observe(id) {
+	verdict := pr.win.Observe(id)
+	var slot *cacheSlot
+	if verdict != wire.IDTooOld {
+		slot = pr.slot(id)
+	}
+	switch verdict {
 	case wire.IDNew:
 		slot.id, slot.state = id, slotRunning
 		pr.running++
@@ -448,7 +549,7 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 			pr.mu.Unlock()
 			s.ctr.duplicatesOneWay.Add(1)
 		case slot.id == id && slot.state == slotDone:
-			b := append(q.tx.buffer(), slot.dgram...)
+			b := q.resealRepeat(slot.dgram)
 			pr.mu.Unlock()
 			q.tx.push(replyTo, b)
 			s.ctr.cacheHits.Add(1)
@@ -473,6 +574,9 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 		case slot.id == id && slot.state == slotForwarded:
 			pr.mu.Unlock()
 			s.ctr.duplicatesForwarded.Add(1)
+		case slot.id == id && slot.state == slotNotCached:
+			pr.mu.Unlock()
+			s.ctr.duplicatesNotCached.Add(1)
 		default:
 			pr.mu.Unlock()
 			s.ctr.replaysUncached.Add(1)
@@ -484,10 +588,15 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 		return false, false
 	}
 	in := q.slots[i]
-	in.peer, in.addr, in.hdr, in.oneway = pr, replyTo, pkt.Header, key.kind == peerOneWay
+	in.peer, in.addr, in.relay, in.hdr, in.oneway = pr, replyTo, relay, pkt.Header, key.kind == peerOneWay
 	s.inflight.Add(1)
 	if pkt.Type == wire.TypeControl {
 		s.ctr.control.Add(1)
+		if why := s.startControl(pkt.Tenant); why != "" {
+			s.ctr.controlRefused.Add(1)
+			in.answerControl(q.codec, nil, StatusOverloaded, why)
+			return true, false
+		}
 		go in.runControl(pkt.Payload)
 		return true, true
 	}
@@ -514,6 +623,27 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 	return true, s.nic.submit(&msg, in.done, true)
 }
 
+// resealRepeat returns a copy of the cached reply dgram (sealed here) in
+// a buffer of the tx queue, with FlagRetransmit set (sealed again if it
+// was not): a repeated reply, so that the caller can tell the first try's
+// own answer from it and know a retransmission spurious when both come
+// (spec/wire.md, Flags).
+func (q *rxQueue) resealRepeat(dgram []byte) []byte {
+	pkt, err := wire.Parse(dgram, q.codec.MaxPayload())
+	if err == nil && pkt.Flags&wire.FlagRetransmit == 0 {
+		h := pkt.Header
+		h.Flags |= wire.FlagRetransmit
+		if b, err := q.codec.Encode(q.tx.buffer(), &h, pkt.Payload); err == nil {
+			return b
+		}
+	}
+	return append(q.tx.buffer(), dgram...)
+}
+
+// repeatFlag is the FlagRetransmit of a reply to a request whose run came
+// from a try that carried it: the reply is not the first try's own.
+func repeatFlag(req *wire.Header) wire.Flags { return req.Flags & wire.FlagRetransmit }
+
 // peer returns the state of key, creating it; nil when the server holds
 // MaxPeers states and none may be evicted.
 func (s *Server) peer(key peerKey) *peer {
@@ -531,7 +661,11 @@ func (s *Server) peer(key peerKey) *peer {
 	if len(s.peers) >= s.cfg.MaxPeers && !s.evictLocked() {
 		return nil
 	}
-	pr = new(peer)
+	pr = &peer{bytes: s.tenantCache[key.tenant]}
+	if pr.bytes == nil {
+		pr.bytes = new(atomic.Int64)
+		s.tenantCache[key.tenant] = pr.bytes
+	}
 	if f, ok := s.floors[key]; ok {
 		pr.hasFloor, pr.floor = true, f
 	}
@@ -570,6 +704,7 @@ func (s *Server) evictLocked() bool {
 			continue
 		}
 		pr.evicted = true
+		s.uncacheAllLocked(pr)
 		floor, ok := pr.win.Top()
 		if pr.hasFloor {
 			floor, ok = max(floor, pr.floor), true
@@ -597,6 +732,7 @@ func (s *Server) countActive() {
 		case <-t.C:
 		}
 		s.countActiveOnce()
+		s.expireUploads()
 	}
 }
 
@@ -659,8 +795,11 @@ func (in *inflight) complete(r Reply) {
 	}
 	req := &in.hdr
 	h := wire.Header{
-		Type: wire.TypeReply, Credits: s.credits(), Tenant: req.Tenant, Handler: req.Handler,
+		Type: wire.TypeReply, Flags: repeatFlag(req), Credits: s.credits(), Tenant: req.Tenant, Handler: req.Handler,
 		RequestID: req.RequestID, Src: s.cfg.Node, Dst: req.Src,
+	}
+	if in.relay {
+		h.Flags |= wire.FlagForwarded
 	}
 	var payload []byte
 	switch {
@@ -727,22 +866,69 @@ func (in *inflight) send(core int, to transport.Addr, b []byte) {
 }
 
 // cache records the request's end in its peer's reply cache, unless the
-// slot went to a newer id meanwhile.
+// slot went to a newer id meanwhile. The slot's buffer is kept for the
+// next id of the slot; a reply larger than it needs the bytes within
+// MaxReplyCacheBytes and MaxTenantReplyCacheBytes, or is not kept
+// (slotNotCached).
 func (in *inflight) cache(state slotState, dgram []byte) {
-	pr, id := in.peer, in.hdr.RequestID
-	slot := &pr.cache[id%wire.WindowSize]
+	s, pr, id := in.s, in.peer, in.hdr.RequestID
 	pr.mu.Lock()
+	slot := pr.slot(id)
 	pr.running--
 	if slot.id == id && slot.state == slotRunning {
 		slot.state = state
-		slot.dgram = append(slot.dgram[:0], dgram...)
+		if len(dgram) > cap(slot.dgram) {
+			s.uncache(pr, slot)
+			if !s.reserveCache(pr, len(dgram)) {
+				slot.state = slotNotCached
+				s.ctr.notCached.Add(1)
+			} else {
+				slot.dgram = make([]byte, 0, len(dgram))
+			}
+		}
+		if slot.state != slotNotCached {
+			slot.dgram = append(slot.dgram[:0], dgram...)
+		}
 	}
 	pr.mu.Unlock()
 }
 
+// reserveCache takes n bytes of the reply cache for pr's tenant, if both
+// limits allow.
+func (s *Server) reserveCache(pr *peer, n int) bool {
+	node, tenant := s.cacheBytes.Add(int64(n)), pr.bytes.Add(int64(n))
+	if uint64(node) > s.cfg.MaxReplyCacheBytes || uint64(tenant) > s.cfg.MaxTenantReplyCacheBytes {
+		s.cacheBytes.Add(-int64(n))
+		pr.bytes.Add(-int64(n))
+		return false
+	}
+	return true
+}
+
+// uncache gives back the bytes of slot's buffer; pr.mu is held.
+func (s *Server) uncache(pr *peer, slot *cacheSlot) {
+	if n := int64(cap(slot.dgram)); n > 0 {
+		s.cacheBytes.Add(-n)
+		pr.bytes.Add(-n)
+		slot.dgram = nil
+	}
+}
+
+// uncacheAllLocked gives back the bytes of an evicted state's reply
+// cache; pr.mu is held.
+func (s *Server) uncacheAllLocked(pr *peer) {
+	for _, c := range pr.cache {
+		if c != nil {
+			for i := range c {
+				s.uncache(pr, &c[i])
+			}
+		}
+	}
+}
+
 func (in *inflight) release() {
 	s := in.s
-	in.q, in.peer, in.hdr = nil, nil, wire.Header{}
+	in.q, in.peer, in.hdr, in.relay = nil, nil, wire.Header{}, false
 	in.oneway, in.fwd, in.fwdTo = false, nil, transport.Addr{}
 	s.pool.Put(in)
 	s.inflight.Done()

@@ -1,17 +1,15 @@
 package nicrt
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/nicrt/wire"
 )
-
-// maxUploads bounds the installs a server assembles at once, so that
-// uploads cannot hold more than maxUploads × wire.MaxInstallSize bytes.
-const maxUploads = 16
 
 // uploadKey names an object upload: its sender, tenant and upload id.
 type uploadKey struct {
@@ -24,21 +22,38 @@ type upload struct {
 	total uint64
 	data  []byte
 	opts  InstallOptions // the first chunk's region bindings
+	last  time.Time      // when its last chunk came
+}
+
+// wireRegion is a region registered over the wire, counted against the
+// register limits until it is unregistered.
+type wireRegion struct {
+	tenant uint32
+	size   uint64
 }
 
 // runControl runs a control packet's op and answers it like a request
 // (the window and the reply cache have already let it through once). It
 // runs on a goroutine of its own: an install verifies and an uninstall
-// drains, and neither may hold up an rx loop.
+// drains, and neither may hold up an rx loop. The op holds one of its
+// tenant's MaxControlOps (startControl).
 func (in *inflight) runControl(body []byte) {
-	s, q := in.s, in.q
+	s := in.s
+	payload, st, why := s.control(&in.hdr, body)
+	s.endControl(in.hdr.Tenant)
 	codec, _ := wire.NewCodec(wire.Config{Keys: s.cfg.Keys, MaxPayload: s.cfg.MaxPayload})
+	in.answerControl(codec, payload, st, why)
+}
+
+// answerControl seals a control op's reply (payload, or an error reply
+// with st and the text why), keeps it in the reply cache and sends it.
+func (in *inflight) answerControl(codec *wire.Codec, payload []byte, st Status, why string) {
+	s, q := in.s, in.q
 	req := &in.hdr
 	h := wire.Header{
-		Type: wire.TypeReply, Credits: s.credits(), Tenant: req.Tenant, Handler: req.Handler,
+		Type: wire.TypeReply, Flags: repeatFlag(req), Credits: s.credits(), Tenant: req.Tenant, Handler: req.Handler,
 		RequestID: req.RequestID, Src: s.cfg.Node, Dst: req.Src,
 	}
-	payload, st, why := s.control(req, body)
 	if st != StatusOK {
 		h.Type, h.Status = wire.TypeErrorReply, wire.StatusRuntime+wire.Status(st)
 		payload = []byte(why[:min(len(why), codec.MaxPayload())])
@@ -59,6 +74,28 @@ func (in *inflight) runControl(body []byte) {
 	in.release()
 }
 
+// startControl takes one of tenant's MaxControlOps for an op about to
+// run, or says why none is free: a tenant's flood of control packets
+// runs at most that many ops at once, and leaves the others' alone.
+func (s *Server) startControl(tenant uint32) string {
+	s.ctlMu.Lock()
+	defer s.ctlMu.Unlock()
+	if n := s.controlOps[tenant]; n >= s.cfg.MaxControlOps {
+		return fmt.Sprintf("control: tenant %d has %d control ops running, ServerConfig.MaxControlOps (%d)", tenant, n, s.cfg.MaxControlOps)
+	}
+	s.controlOps[tenant]++
+	return ""
+}
+
+// endControl gives back what startControl took.
+func (s *Server) endControl(tenant uint32) {
+	s.ctlMu.Lock()
+	if s.controlOps[tenant]--; s.controlOps[tenant] == 0 {
+		delete(s.controlOps, tenant)
+	}
+	s.ctlMu.Unlock()
+}
+
 // control runs one op for the packet's tenant and returns the reply body,
 // or the status and text of the error reply.
 func (s *Server) control(req *wire.Header, body []byte) ([]byte, Status, string) {
@@ -70,14 +107,16 @@ func (s *Server) control(req *wire.Header, body []byte) ([]byte, Status, string)
 	var reply wire.Control
 	switch m := m.(type) {
 	case *wire.Register:
-		if m.Size > s.cfg.MaxRegisterBytes {
-			return nil, StatusControlFailed, fmt.Sprintf("register.size: %d bytes, the most over the wire is %d", m.Size, s.cfg.MaxRegisterBytes)
-		}
-		r, err := s.nic.Register(tenant, m.Name, m.Size, RegionOptions{Writable: m.Writable, NICMem: m.Placement == wire.PlacementNICMem})
-		if err != nil {
-			return nil, StatusControlFailed, err.Error()
+		r, why := s.register(req.Tenant, m)
+		if why != "" {
+			return nil, StatusControlFailed, why
 		}
 		reply = &wire.RegisterReply{Region: r.ID, Key: r.Key}
+	case *wire.Unregister:
+		if why := s.unregister(req.Tenant, uint32(m.Region)); why != "" { // validated: 32 bits
+			return nil, StatusControlFailed, why
+		}
+		return nil, StatusOK, ""
 	case *wire.Uninstall:
 		p, ok := s.nic.Program(m.Program)
 		if !ok || p.Tenant != tenant {
@@ -142,25 +181,93 @@ func (s *Server) statsPage(tenant uint64, m *wire.StatsRequest) ([]byte, Status,
 	}
 }
 
+// register registers a region for tenant within the register limits
+// (ServerConfig.MaxRegisterBytes, MaxTenantRegisterBytes,
+// MaxNodeRegisterBytes) and counts it against them; why says why not.
+func (s *Server) register(tenant uint32, m *wire.Register) (*Region, string) {
+	if m.Size > s.cfg.MaxRegisterBytes {
+		return nil, fmt.Sprintf("register.size: %d bytes, over ServerConfig.MaxRegisterBytes (%d)", m.Size, s.cfg.MaxRegisterBytes)
+	}
+	s.ctlMu.Lock()
+	defer s.ctlMu.Unlock()
+	tenantBytes, nodeBytes := s.registeredLocked(tenant)
+	switch {
+	case m.Size > s.cfg.MaxTenantRegisterBytes-min(tenantBytes, s.cfg.MaxTenantRegisterBytes):
+		return nil, fmt.Sprintf("register: tenant %d holds %d bytes of regions registered over the wire; %d more would pass ServerConfig.MaxTenantRegisterBytes (%d)",
+			tenant, tenantBytes, m.Size, s.cfg.MaxTenantRegisterBytes)
+	case m.Size > s.cfg.MaxNodeRegisterBytes-min(nodeBytes, s.cfg.MaxNodeRegisterBytes):
+		return nil, fmt.Sprintf("register: the node holds %d bytes of regions registered over the wire; %d more would pass ServerConfig.MaxNodeRegisterBytes (%d)",
+			nodeBytes, m.Size, s.cfg.MaxNodeRegisterBytes)
+	}
+	r, err := s.nic.Register(uint64(tenant), m.Name, m.Size, RegionOptions{Writable: m.Writable, NICMem: m.Placement == wire.PlacementNICMem})
+	switch {
+	case errors.Is(err, ErrNICMemFull):
+		return nil, fmt.Sprintf("register: %v (Config.NICMemBytes)", err)
+	case err != nil:
+		return nil, "register: " + err.Error()
+	}
+	s.wireRegions[r.ID] = wireRegion{tenant: tenant, size: m.Size}
+	return r, ""
+}
+
+// registeredLocked returns the bytes of the regions registered over the
+// wire that tenant, and all tenants, hold now, forgetting those the host
+// has unregistered meanwhile (NIC.Unregister); s.ctlMu is held.
+func (s *Server) registeredLocked(tenant uint32) (tenantBytes, nodeBytes uint64) {
+	for id, wr := range s.wireRegions {
+		if s.nic.regions.get(id) == nil {
+			delete(s.wireRegions, id)
+			continue
+		}
+		nodeBytes += wr.size
+		if wr.tenant == tenant {
+			tenantBytes += wr.size
+		}
+	}
+	return tenantBytes, nodeBytes
+}
+
+// unregister removes tenant's region id, as NIC.Unregister does (refused
+// while an installed program links it), whoever registered it; why says
+// why not.
+func (s *Server) unregister(tenant uint32, id uint32) string {
+	r := s.nic.regions.get(id)
+	if r == nil || r.Tenant != uint64(tenant) {
+		return fmt.Sprintf("unregister: tenant %d has no region %d", tenant, id)
+	}
+	if err := s.nic.Unregister(r); err != nil {
+		return "unregister: " + err.Error()
+	}
+	s.ctlMu.Lock()
+	delete(s.wireRegions, id)
+	s.ctlMu.Unlock()
+	return ""
+}
+
 // install adds a chunk to its upload and installs the object once every
 // byte is there. Chunks must come in order (a caller sends the next when
-// the last is answered).
+// the last is answered). Uploads in progress are bounded per tenant
+// (ServerConfig.MaxUploads) and per node (MaxNodeUploads), and dropped
+// after UploadTimeout without a chunk.
 func (s *Server) install(req *wire.Header, m *wire.Install) (*wire.InstallReply, Status, string) {
 	key := uploadKey{src: req.Src, tenant: req.Tenant, upload: m.Upload}
 	s.ctlMu.Lock()
+	now := s.now()
+	s.expireUploadsLocked(now)
 	u := s.uploads[key]
 	if u == nil {
 		if m.Offset != 0 {
 			s.ctlMu.Unlock()
-			return nil, StatusBadControl, fmt.Sprintf("install.offset: upload %d starts at %d, not 0", m.Upload, m.Offset)
+			return nil, StatusBadControl, fmt.Sprintf("install.offset: upload %d has no chunk at 0 here: not begun, or dropped (after ServerConfig.UploadTimeout, %v, without a chunk, or for another tenant's upload at ServerConfig.MaxNodeUploads)", m.Upload, s.cfg.UploadTimeout)
 		}
-		if len(s.uploads) >= maxUploads {
+		if why := s.uploadRoomLocked(req.Tenant); why != "" {
 			s.ctlMu.Unlock()
-			return nil, StatusControlFailed, fmt.Sprintf("%d uploads in progress already", maxUploads)
+			return nil, StatusControlFailed, why
 		}
 		u = &upload{total: m.Total, opts: installOptions(m.Regions)}
 		s.uploads[key] = u
 	}
+	u.last = now
 	if m.Total != u.total || m.Offset != uint64(len(u.data)) {
 		have := len(u.data)
 		s.ctlMu.Unlock()
@@ -199,6 +306,64 @@ func installOptions(bs []wire.RegionBinding) InstallOptions {
 		opts.Regions[b.Object] = b.Region
 	}
 	return opts
+}
+
+// uploadRoomLocked makes room for a new upload of tenant, or says why
+// there is none; s.ctlMu is held. A tenant may have MaxUploads in
+// progress. At MaxNodeUploads on the node, the idlest upload of the
+// tenant with the most gives way if that tenant has at least two more
+// than this one: one tenant's stalled uploads never keep another from
+// installing.
+func (s *Server) uploadRoomLocked(tenant uint32) string {
+	count := map[uint32]int{}
+	for k := range s.uploads {
+		count[k.tenant]++
+	}
+	if n := count[tenant]; n >= s.cfg.MaxUploads {
+		return fmt.Sprintf("install: tenant %d has %d uploads in progress, ServerConfig.MaxUploads (%d)", tenant, n, s.cfg.MaxUploads)
+	}
+	if len(s.uploads) < s.cfg.MaxNodeUploads {
+		return ""
+	}
+	most := tenant
+	for t, n := range count {
+		if n > count[most] {
+			most = t
+		}
+	}
+	if count[most] < count[tenant]+2 {
+		return fmt.Sprintf("install: %d uploads in progress on the node, ServerConfig.MaxNodeUploads (%d), none of a tenant with more than tenant %d's %d",
+			len(s.uploads), s.cfg.MaxNodeUploads, tenant, count[tenant])
+	}
+	var idlest uploadKey
+	var at time.Time
+	for k, u := range s.uploads {
+		if k.tenant == most && (at.IsZero() || u.last.Before(at)) {
+			idlest, at = k, u.last
+		}
+	}
+	delete(s.uploads, idlest)
+	s.ctr.uploadsDropped.Add(1)
+	return ""
+}
+
+// expireUploadsLocked drops the uploads that got no chunk for
+// UploadTimeout; s.ctlMu is held.
+func (s *Server) expireUploadsLocked(now time.Time) {
+	for k, u := range s.uploads {
+		if now.Sub(u.last) >= s.cfg.UploadTimeout {
+			delete(s.uploads, k)
+			s.ctr.uploadsExpired.Add(1)
+		}
+	}
+}
+
+// expireUploads is expireUploadsLocked for the server's ticker, so that
+// a stalled upload's memory goes back without another install.
+func (s *Server) expireUploads() {
+	s.ctlMu.Lock()
+	s.expireUploadsLocked(s.now())
+	s.ctlMu.Unlock()
 }
 
 // regionCursor marks a describe cursor that points into the regions.

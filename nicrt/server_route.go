@@ -52,6 +52,93 @@ func (s *Server) editBook(edit func(map[uint32]transport.Addr)) {
 	s.book.Store(&m)
 }
 
+// forwardReplyTo says where the reply to a request forwarded for src
+// goes (spec/wire.md, Routing: no reflection). The reply address in the
+// prefix is taken only if it is src's own in the address book: the
+// caller is a node this one knows there. Otherwise the reply goes back
+// where the forward came from, as any reply does, and relay is set: the
+// forwarding node passes it on to the caller, whose request it received
+// itself. So a request never makes this node send to an address it has
+// neither in its address book nor heard the request from, however the
+// prefix was written.
+func (s *Server) forwardReplyTo(src uint32, route *wire.Route, from transport.Addr) (to transport.Addr, relay bool) {
+	if a, known := s.Peer(src); known && sameAddr(a, route.ReplyTo) {
+		return a, false
+	}
+	return from, true
+}
+
+// sameAddr compares addresses with IPv4-mapped IPv6 taken as IPv4.
+func sameAddr(a, b transport.Addr) bool {
+	return a.Port() == b.Port() && a.Addr().Unmap() == b.Addr().Unmap()
+}
+
+// isRelay reports whether pkt is a reply that a node this one forwarded a
+// request to sent here to be passed on to the caller (FlagForwarded on a
+// reply; spec/wire.md, Routing).
+func isRelay(pkt *wire.Packet) bool {
+	return (pkt.Type == wire.TypeReply || pkt.Type == wire.TypeErrorReply) &&
+		pkt.Flags&(wire.FlagForwarded|wire.FlagProgram|wire.FlagOneWay) == wire.FlagForwarded
+}
+
+// relay passes a relayed reply (dgram, as it came: sealed by the node
+// that answered) on to where this node would have answered the request:
+// the caller that sent it, or the node that forwarded it here. It goes
+// only where a request of the reply's caller, tenant and id is in this
+// node's reply cache as forwarded, and to the address that forward's own
+// prefix names; anything else is dropped (relay_unmatched), so a reply
+// sent here cannot make this node send to a stranger either. The slot
+// stays forwarded: a retransmission of the caller's is forwarded again,
+// and the answering node answers it from its own cache.
+func (q *rxQueue) relay(pkt *wire.Packet, dgram []byte) {
+	s := q.s
+	// The caller's own request first; then the ones each known node
+	// forwarded here for it (a chain of forwards).
+	to, ok := q.forwardedTo(peerKey{src: pkt.Dst, tenant: pkt.Tenant}, pkt.RequestID)
+	if !ok {
+		for node := range *s.book.Load() {
+			key := peerKey{src: pkt.Dst, tenant: pkt.Tenant, via: node, kind: peerForwarded}
+			if to, ok = q.forwardedTo(key, pkt.RequestID); ok {
+				break
+			}
+		}
+	}
+	if !ok {
+		s.ctr.relayUnmatched.Add(1)
+		return
+	}
+	q.tx.push(to, append(q.tx.buffer(), dgram...))
+	s.ctr.relayed.Add(1)
+}
+
+// forwardedTo returns the reply address of request id of key's peer if
+// this node forwarded it and keeps the forward (its prefix names the
+// address).
+func (q *rxQueue) forwardedTo(key peerKey, id uint64) (transport.Addr, bool) {
+	s := q.s
+	s.peersMu.RLock()
+	pr := s.peers[key]
+	s.peersMu.RUnlock()
+	if pr == nil {
+		return transport.Addr{}, false
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	slot := pr.cached(id)
+	if slot == nil || slot.id != id || slot.state != slotForwarded || len(slot.dgram) == 0 {
+		return transport.Addr{}, false
+	}
+	fwd, err := wire.Parse(slot.dgram, q.codec.MaxPayload()) // sealed here: it parses
+	if err != nil {
+		return transport.Addr{}, false
+	}
+	route, _, err := wire.SplitRoute(&fwd)
+	if err != nil || !route.Forwarded {
+		return transport.Addr{}, false
+	}
+	return route.ReplyTo, true
+}
+
 // resolve maps a node id as a handler passed it to an address.
 func (s *Server) resolve(node uint64) (uint32, transport.Addr, error) {
 	if node > 1<<32-1 {
@@ -154,7 +241,9 @@ func (s *Server) forwardErr(in *inflight, from Origin, req *Message, node uint64
 	}
 	route := wire.Route{Forwarded: true, Via: s.cfg.Node, ReplyTo: in.addr, HasProgram: true, Program: from.Program.Digest}
 	h := wire.Header{
-		Type: wire.TypeRequest, Flags: wire.RouteFlags(&route),
+		// The retransmit flag goes on: the next node's reply must tell
+		// the caller whether its first try ran (repeatFlag).
+		Type: wire.TypeRequest, Flags: wire.RouteFlags(&route) | repeatFlag(&in.hdr),
 		Tenant: in.hdr.Tenant, Handler: handler, RequestID: in.hdr.RequestID,
 		Src: in.hdr.Src, Dst: dst,
 	}

@@ -74,6 +74,9 @@ type serverCounters struct {
 	sends, forwards, sendsRefused, forwardsRefused    atomic.Uint64
 	unknownNode                                       atomic.Uint64
 	peersFull, peersEvicted, replaysEvicted           atomic.Uint64
+	relayed, relayUnmatched                           atomic.Uint64
+	uploadsExpired, uploadsDropped                    atomic.Uint64
+	notCached, duplicatesNotCached, controlRefused    atomic.Uint64
 }
 
 // ServerStats is a snapshot of a Server's counters (spec/nic.md, Network
@@ -124,17 +127,31 @@ type ServerStats struct {
 	ForwardsRefused uint64 // forward calls refused
 	UnknownNode     uint64 // sends and forwards refused for a node with no address (SetPeer)
 
+	// No reflection (spec/wire.md, Routing).
+	Relayed        uint64 // replies to requests this node forwarded, passed on to their callers
+	RelayUnmatched uint64 // dropped: a reply to relay that answers no forward this node keeps
+
+	// The control plane's uploads (install).
+	Uploads        int    // uploads in progress
+	UploadsExpired uint64 // dropped after UploadTimeout without a chunk
+	UploadsDropped uint64 // dropped at MaxNodeUploads for another tenant's
+	ControlRefused uint64 // control ops refused as overloaded: MaxControlOps of the tenant running (among Control)
+
 	Peers        int    // peer states held (at most ServerConfig.MaxPeers)
 	Floors       int    // evicted peers whose window's high edge is kept
 	PeersEvicted uint64 // peer states evicted
 	PeersFull    uint64 // dropped: a new peer while MaxPeers states were all in use
+	// The reply caches' bytes (MaxReplyCacheBytes, MaxTenantReplyCacheBytes).
+	CacheBytes          int64  // held now
+	NotCached           uint64 // replies and forwards sent but not kept: past a limit
+	DuplicatesNotCached uint64 // dropped: a duplicate whose reply was not kept
 }
 
 // Dropped is the number of datagrams dropped for any reason.
 func (s ServerStats) Dropped() uint64 {
 	d := s.BadMAC + s.UnknownTenant + s.WrongDst + s.UnexpectedType + s.CreditPackets +
 		s.DuplicatesRunning + s.DuplicatesForwarded + s.ReplaysUncached + s.ReplaysTooOld +
-		s.ReplaysEvicted + s.DuplicatesOneWay + s.PeersFull
+		s.ReplaysEvicted + s.DuplicatesOneWay + s.PeersFull + s.RelayUnmatched + s.DuplicatesNotCached
 	for _, m := range s.Malformed {
 		d += m
 	}
@@ -159,6 +176,9 @@ func (s *Server) Stats() ServerStats {
 		UnknownProgram: c.unknownProgram.Load(), Sends: c.sends.Load(), Forwards: c.forwards.Load(),
 		SendsRefused: c.sendsRefused.Load(), ForwardsRefused: c.forwardsRefused.Load(), UnknownNode: c.unknownNode.Load(),
 		PeersEvicted: c.peersEvicted.Load(), PeersFull: c.peersFull.Load(),
+		Relayed: c.relayed.Load(), RelayUnmatched: c.relayUnmatched.Load(),
+		UploadsExpired: c.uploadsExpired.Load(), UploadsDropped: c.uploadsDropped.Load(),
+		ControlRefused: c.controlRefused.Load(), CacheBytes: s.cacheBytes.Load(), NotCached: c.notCached.Load(), DuplicatesNotCached: c.duplicatesNotCached.Load(),
 	}
 	st.Malformed, st.BadMAC, st.UnknownTenant = c.decodeCounters.snapshot()
 	for _, q := range s.queues {
@@ -169,6 +189,9 @@ func (s *Server) Stats() ServerStats {
 	s.peersMu.RLock()
 	st.Peers, st.Floors = len(s.peers), len(s.floors)
 	s.peersMu.RUnlock()
+	s.ctlMu.Lock()
+	st.Uploads = len(s.uploads)
+	s.ctlMu.Unlock()
 	return st
 }
 
@@ -195,6 +218,12 @@ func (s ServerStats) Counters() []Counter {
 		{"server.forwards_refused", s.ForwardsRefused}, {"server.unknown_node", s.UnknownNode},
 		{"server.floors", uint64(s.Floors)}, {"server.peers_evicted", s.PeersEvicted},
 		{"server.drop.peers_full", s.PeersFull},
+		{"server.relayed", s.Relayed},
+		{"server.drop.relay_unmatched", s.RelayUnmatched},
+		{"server.uploads", uint64(s.Uploads)}, {"server.uploads_expired", s.UploadsExpired},
+		{"server.uploads_dropped", s.UploadsDropped},
+		{"server.cache_bytes", uint64(max(s.CacheBytes, 0))}, {"server.not_cached", s.NotCached},
+		{"server.drop.not_cached", s.DuplicatesNotCached}, {"server.control_refused", s.ControlRefused},
 	}
 	for i, v := range s.Malformed {
 		out = append(out, Counter{"server.drop.malformed." + Malformed(i).String(), v})

@@ -11,8 +11,8 @@ import (
 )
 
 // TestSpecTables checks spec/nic.md against the code: every Config field's
-// default in the Defaults table, every status and its value, every
-// placement name.
+// default in the Defaults table, ClientConfig's and ServerConfig's, every
+// status and its value, every placement name.
 func TestSpecTables(t *testing.T) {
 	raw, err := os.ReadFile("../spec/nic.md")
 	if err != nil {
@@ -63,6 +63,21 @@ func TestSpecTables(t *testing.T) {
 		want := "`" + fmt.Sprint(cdef.Field(i).Interface()) + "`"
 		if !ok || !strings.HasPrefix(row[1], want) {
 			t.Errorf("ClientConfig defaults: %s is %v in the spec, %s in the code", f.Name, row, want)
+		}
+	}
+
+	// ServerConfig's (Network side, ServerConfig defaults).
+	sdef := reflect.ValueOf(ServerConfig{}.withDefaults())
+	for i := range sdef.NumField() {
+		f := sdef.Type().Field(i)
+		switch f.Name {
+		case "Node", "Keys", "MaxPayload", "Peers":
+			continue
+		}
+		row, ok := rows["`"+f.Name+"`"]
+		want := "`" + fmt.Sprint(sdef.Field(i).Interface()) + "`"
+		if !ok || !strings.HasPrefix(row[1], want) {
+			t.Errorf("ServerConfig defaults: %s is %v in the spec, %s in the code", f.Name, row, want)
 		}
 	}
 

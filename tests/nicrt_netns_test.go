@@ -118,7 +118,10 @@ func TestNICRTNetns(t *testing.T) {
 	start := time.Now()
 	for i := range clients {
 		cl, err := nicrt.Dial(udp(nsB, "198.18.0.2:0"), srvConn.LocalAddr(), nicrt.ClientConfig{
-			Node: uint32(i + 1), Server: 100, Keys: keys, MaxTries: 30, MaxTimeout: 10 * time.Millisecond})
+			Node: uint32(i + 1), Server: 100, Keys: keys, MaxTries: 30, MaxTimeout: 10 * time.Millisecond,
+			// A lossy link: recover losses sooner than the defaults,
+			// which suit a lossless one.
+			Timeout: time.Millisecond, MinTimeout: 200 * time.Microsecond})
 		if err != nil {
 			t.Fatal(err)
 		}

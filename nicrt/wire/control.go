@@ -18,13 +18,14 @@ type Op uint32
 
 // Control operations. Numbers are stable; new ops are appended.
 const (
-	OpInstall   Op = 1 // Install → InstallReply
-	OpUninstall Op = 2 // Uninstall → empty reply
-	OpRegister  Op = 3 // Register → RegisterReply
-	OpStats     Op = 4 // StatsRequest → StatsReply
-	OpDescribe  Op = 5 // DescribeRequest → DescribeReply
+	OpInstall    Op = 1 // Install → InstallReply
+	OpUninstall  Op = 2 // Uninstall → empty reply
+	OpRegister   Op = 3 // Register → RegisterReply
+	OpStats      Op = 4 // StatsRequest → StatsReply
+	OpDescribe   Op = 5 // DescribeRequest → DescribeReply
+	OpUnregister Op = 6 // Unregister → empty reply
 
-	maxOp = OpDescribe
+	maxOp = OpUnregister
 )
 
 func (o Op) String() string {
@@ -39,6 +40,8 @@ func (o Op) String() string {
 		return "stats"
 	case OpDescribe:
 		return "describe"
+	case OpUnregister:
+		return "unregister"
 	}
 	return fmt.Sprintf("Op(%d)", uint32(o))
 }
@@ -53,8 +56,8 @@ const (
 )
 
 // Control is a control-plane body: *Install, *InstallReply, *Uninstall,
-// *Register, *RegisterReply, *StatsRequest, *StatsReply, *DescribeRequest
-// or *DescribeReply.
+// *Register, *RegisterReply, *StatsRequest, *StatsReply, *DescribeRequest,
+// *DescribeReply or *Unregister.
 type Control interface {
 	// Op is the operation the body belongs to (as request or reply).
 	Op() Op
@@ -131,6 +134,16 @@ type Register struct {
 type RegisterReply struct {
 	Region uint32 `msgpack:"region"` // the node's id for the region
 	Key    uint64 `msgpack:"key"`    // the region's random key, which built-in verbs present
+}
+
+// Unregister removes a region of the packet's tenant, as the node's host
+// would (refused while an installed program links it). The reply has an
+// empty payload.
+type Unregister struct {
+	// Region is the node's id for it (RegisterReply.Region,
+	// RegionDesc.Region): 1 … 2^32-1. A uint64, so that a larger value is
+	// refused rather than cut to 32 bits by the decoder.
+	Region uint64 `msgpack:"region"`
 }
 
 // StatsRequest asks for the node's counters, as many as fit one reply:
@@ -217,6 +230,7 @@ func (*StatsRequest) Op() Op    { return OpStats }
 func (*StatsReply) Op() Op      { return OpStats }
 func (*DescribeRequest) Op() Op { return OpDescribe }
 func (*DescribeReply) Op() Op   { return OpDescribe }
+func (*Unregister) Op() Op      { return OpUnregister }
 
 // AppendControl validates m and appends its msgpack encoding to dst. The
 // bytes depend only on m's contents: a map with the tag names as keys in
@@ -255,7 +269,8 @@ func UnmarshalControl(b []byte, m Control) error {
 }
 
 // ParseControl decodes the body of a TypeControl packet whose Handler is
-// op: *Install, *Uninstall, *Register, *StatsRequest or *DescribeRequest. An unknown op is an
+// op: *Install, *Uninstall, *Register, *StatsRequest, *DescribeRequest or
+// *Unregister. An unknown op is an
 // *Error for field "op"; the runtime answers it with an error reply.
 func ParseControl(op Op, b []byte) (Control, error) {
 	var m Control
@@ -270,6 +285,8 @@ func ParseControl(op Op, b []byte) (Control, error) {
 		m = new(StatsRequest)
 	case OpDescribe:
 		m = new(DescribeRequest)
+	case OpUnregister:
+		m = new(Unregister)
 	default:
 		return nil, errorf("op", ErrControl, "%d is not a control op", uint32(op))
 	}
@@ -355,7 +372,17 @@ func (m *Register) validate() error {
 }
 
 func (m *RegisterReply) validate() error { return nil }
-func (m *StatsRequest) validate() error  { return nil }
+
+func (m *Unregister) validate() error {
+	switch {
+	case m.Region == 0:
+		return controlErrorf("unregister.region", "0 names no region")
+	case m.Region > 1<<32-1:
+		return controlErrorf("unregister.region", "%d is over 2^32-1: region ids are 32 bits", m.Region)
+	}
+	return nil
+}
+func (m *StatsRequest) validate() error { return nil }
 
 func (m *StatsReply) validate() error {
 	if m.More && len(m.Counters) == 0 {
@@ -443,6 +470,7 @@ func (m *Uninstall) emptyLists() Control     { return m }
 func (m *Register) emptyLists() Control      { return m }
 func (m *RegisterReply) emptyLists() Control { return m }
 func (m *StatsRequest) emptyLists() Control  { return m }
+func (m *Unregister) emptyLists() Control    { return m }
 
 func (m *InstallReply) emptyLists() Control {
 	c := *m
@@ -490,6 +518,7 @@ func (m *Install) normalize()       { m.Regions = msgpackshape.OrNil(m.Regions) 
 func (m *Uninstall) normalize()     {}
 func (m *Register) normalize()      {}
 func (m *RegisterReply) normalize() {}
+func (m *Unregister) normalize()    {}
 func (m *StatsRequest) normalize()  {}
 func (m *InstallReply) normalize()  { m.Handlers = msgpackshape.OrNil(m.Handlers) }
 func (m *StatsReply) normalize()    { m.Counters = msgpackshape.OrNil(m.Counters) }

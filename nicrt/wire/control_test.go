@@ -18,6 +18,8 @@ func controlSamples() []Control {
 		&InstallReply{Received: 1000},
 		&InstallReply{Received: 3, Program: 12, Handlers: []InstalledHandler{{"get", 1}, {"put", 2}}},
 		&Uninstall{Program: 12},
+		&Unregister{Region: 3},
+		&Unregister{Region: 1<<32 - 1},
 		&Register{Name: "table", Size: 4096, Writable: true, Placement: PlacementNICMem},
 		&Register{Name: "log", Size: MaxRegionSize, Placement: PlacementHost},
 		&RegisterReply{Region: 3, Key: 0xdeadbeefcafef00d},
@@ -59,7 +61,7 @@ func TestControlRoundTrip(t *testing.T) {
 			t.Errorf("AppendControl after a prefix: %q, %v", prefixed, err)
 		}
 		switch m.(type) {
-		case *Install, *Uninstall, *Register, *StatsRequest, *DescribeRequest:
+		case *Install, *Uninstall, *Register, *StatsRequest, *DescribeRequest, *Unregister:
 			parsed, err := ParseControl(m.Op(), b)
 			if err != nil || !reflect.DeepEqual(parsed, m) {
 				t.Errorf("ParseControl(%v): %#v, %v", m.Op(), parsed, err)
@@ -143,6 +145,8 @@ func TestControlErrors(t *testing.T) {
 		{"install past the end", OpInstall, enc(map[string]any{"total": 5, "offset": 3, "data": []byte{1, 2, 3}}), "install.offset", "bytes 3…6 do not fit a file of 5"},
 		{"install offset wraps", OpInstall, enc(map[string]any{"total": 5, "offset": uint64(1<<64 - 1), "data": []byte{1}}), "install.offset", "do not fit"},
 		{"uninstall 0", OpUninstall, enc(map[string]any{}), "uninstall.program", "0 names no program"},
+		{"unregister 0", OpUnregister, enc(map[string]any{}), "unregister.region", "0 names no region"},
+		{"unregister over 32 bits", OpUnregister, enc(map[string]any{"region": uint64(1<<32 + 5)}), "unregister.region", "4294967301 is over 2^32-1"},
 		{"register no name", OpRegister, enc(map[string]any{"size": 1, "placement": "host"}), "register.name", "empty"},
 		{"register size 0", OpRegister, enc(map[string]any{"name": "t", "placement": "host"}), "register.size", "0 is outside 1…4294967295"},
 		{"register size 2^32", OpRegister, enc(map[string]any{"name": "t", "size": uint64(1 << 32), "placement": "host"}), "register.size", "outside"},

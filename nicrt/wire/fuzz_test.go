@@ -79,7 +79,7 @@ func FuzzControl(f *testing.F) {
 	f.Add([]byte{0x94, 0xa1, 't', 0x01, 0xc2, 0xa4, 'h', 'o', 's', 't'})
 	f.Add([]byte{0xc0})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, m := range []Control{new(Install), new(InstallReply), new(Uninstall), new(Register), new(RegisterReply), new(StatsRequest), new(StatsReply), new(DescribeRequest), new(DescribeReply)} {
+		for _, m := range []Control{new(Install), new(InstallReply), new(Uninstall), new(Register), new(RegisterReply), new(StatsRequest), new(StatsReply), new(DescribeRequest), new(DescribeReply), new(Unregister)} {
 			if UnmarshalControl(b, m) != nil {
 				continue
 			}
