@@ -4,7 +4,7 @@
 //	naam install    compile or read a program and install it on a running node
 //	naam uninstall  remove a program
 //	naam programs   list a node's programs
-//	naam region     create, load, dump and list a node's regions
+//	naam region     create, load, dump, list and remove a node's regions
 //	naam read, write, cas, faa
 //	                the verbs on a region
 //	naam call       send one active message and print the decoded reply

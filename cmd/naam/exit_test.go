@@ -65,10 +65,12 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"region", "ls", addr}, cli.ExitOK},
 		{[]string{"--version"}, cli.ExitOK},
 
-		{[]string{"call", addr, "add", "--arg", "slot=99", "--arg", "by=1"}, cli.ExitFailed},                       // index out of range
-		{[]string{"install", addr, bad}, cli.ExitFailed},                                                           // a compile error
-		{[]string{"install", addr, other}, cli.ExitFailed},                                                         // the node refuses: no region
-		{[]string{"region", "create", addr, "counters", "64"}, cli.ExitFailed},                                     // the node refuses: taken
+		{[]string{"call", addr, "add", "--arg", "slot=99", "--arg", "by=1"}, cli.ExitFailed}, // index out of range
+		{[]string{"install", addr, bad}, cli.ExitFailed},                                     // a compile error
+		{[]string{"install", addr, other}, cli.ExitFailed},                                   // the node refuses: no region
+		{[]string{"region", "create", addr, "counters", "64"}, cli.ExitFailed},               // the node refuses: taken
+		{[]string{"region", "rm", addr, "counters"}, cli.ExitFailed},                         // the node refuses: linked
+		{[]string{"region", "rm", addr, "nope"}, cli.ExitUsage},
 		{[]string{"faa", addr, "counters", "0", "1", "--tenant", "1", "--secret-file", good}, cli.ExitUnreachable}, // a wrong key: dropped
 
 		{[]string{"nosuchcommand"}, cli.ExitUsage},

@@ -23,7 +23,7 @@ Manage a running node (over the control plane, as the tenant):
   install    compile or read a program and install it
   uninstall  remove a program
   programs   list the programs
-  region     create, load, dump, ls: the regions
+  region     create, load, dump, ls, rm: the regions
   read, write, cas, faa
              the verbs on a region
   call       send one active message and print the decoded reply

@@ -21,15 +21,16 @@ func newRegionCmd() *cobra.Command {
 		Short: "Create, load, dump, list and remove a node's regions",
 		Long: `region manages the tenant's regions on a running node over the control
 plane: create one, load a file into it and dump it back (by the WRITE and
-READ verbs, a KiB at a time), list them, remove one.
+READ verbs, a KiB at a time), list them, remove one (rm).
 
 ` + cli.ExitHelp(),
 		Example: `  naam region create 127.0.0.1:7000 counters 4K --writable
   naam region load 127.0.0.1:7000 counters counters.bin
   naam region dump 127.0.0.1:7000 counters -o counters.bin
-  naam region ls 127.0.0.1:7000 -o json`,
+  naam region ls 127.0.0.1:7000 -o json
+  naam region rm 127.0.0.1:7000 counters`,
 	}
-	cmd.AddCommand(newRegionCreateCmd(), newRegionLoadCmd(), newRegionDumpCmd(), newRegionLsCmd())
+	cmd.AddCommand(newRegionCreateCmd(), newRegionLoadCmd(), newRegionDumpCmd(), newRegionLsCmd(), newRegionRmCmd())
 	return cmd
 }
 
@@ -187,6 +188,37 @@ bytes (default: to the region's end).
 	cmd.Flags().StringVarP(&file, "out", "o", "", "write the bytes to this file (default stdout)")
 	cmd.Flags().StringVar(&offset, "offset", "0", "the first byte to read")
 	cmd.Flags().StringVar(&length, "length", "", "how many bytes (default: to the region's end)")
+	return cmd
+}
+
+func newRegionRmCmd() *cobra.Command {
+	var cf clientFlags
+	cmd := &cobra.Command{
+		Use:   "rm ADDR NAME",
+		Short: "Remove a region from a node",
+		Long: `rm removes the tenant's region NAME from the node at ADDR: the verbs no
+longer reach it and its memory is freed. The node refuses while an
+installed program links it (uninstall the program first): exit 1, the
+region as it was.
+
+` + cli.ExitHelp(),
+		Example: `  naam region rm 127.0.0.1:7000 scratch`,
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, pos []string) error {
+			return cf.with(cmd, pos[0], func(ctx context.Context, p *host.Peer) error {
+				r, err := p.Region(ctx, pos[1])
+				if err != nil {
+					return nodeError(err)
+				}
+				if err := p.Unregister(ctx, pos[1]); err != nil {
+					return nodeError(err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "removed region %s (%d bytes, id %d)\n", r.Name, r.Size, r.ID)
+				return nil
+			})
+		},
+	}
+	cf.add(cmd)
 	return cmd
 }
 
