@@ -140,9 +140,12 @@ func UnmarshalObject(b []byte) (*Object, error) {
 	if err := msgpackshape.Check(b, maxObjectDepth, "object"); err != nil {
 		return nil, &ObjectError{Msg: "malformed msgpack: " + err.Error(), Err: err}
 	}
+	var o Object
+	if err := msgpackshape.CheckInts(b, &o, "object"); err != nil {
+		return nil, &ObjectError{Msg: "malformed msgpack: " + err.Error(), Err: err}
+	}
 	dec := msgpack.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields(true)
-	var o Object
 	if err := dec.Decode(&o); err != nil {
 		return nil, &ObjectError{Msg: "malformed msgpack: " + err.Error(), Err: err}
 	}

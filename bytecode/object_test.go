@@ -280,6 +280,8 @@ func TestUnmarshalObjectMalformed(t *testing.T) {
 		{"unknown field", []byte{0x81, 0xa3, 'f', 'o', 'o', 0x01}, `object: malformed msgpack: msgpack: unknown field "foo"`},
 		{"wrong type", []byte{0x81, 0xa7, 'v', 'e', 'r', 's', 'i', 'o', 'n', 0xa1, 'x'}, "object: malformed msgpack: msgpack: invalid code=a1 decoding …"},
 		{"valid msgpack, invalid object", []byte{0x80}, `object: magic: "" is not "naam-obj"`},
+		{"version past uint32", []byte{0x81, 0xa7, 'v', 'e', 'r', 's', 'i', 'o', 'n', 0xcf, 0, 0, 0, 1, 0, 0, 0, 1}, "object: malformed msgpack: object.version: 4294967297 does not fit uint32"},
+		{"negative version", []byte{0x81, 0xa7, 'v', 'e', 'r', 's', 'i', 'o', 'n', 0xff}, "object: malformed msgpack: object.version: -1 does not fit uint32"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

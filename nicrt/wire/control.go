@@ -258,6 +258,9 @@ func UnmarshalControl(b []byte, m Control) error {
 	if err := msgpackshape.Check(b, maxControlDepth, "body"); err != nil {
 		return &Error{Field: m.Op().String(), Msg: "malformed msgpack: " + err.Error(), Err: ErrControl}
 	}
+	if err := msgpackshape.CheckInts(b, m, m.Op().String()); err != nil {
+		return &Error{Field: m.Op().String(), Msg: "malformed msgpack: " + err.Error(), Err: ErrControl}
+	}
 	reflect.ValueOf(m).Elem().SetZero()
 	dec := msgpack.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields(true)

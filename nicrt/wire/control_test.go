@@ -201,3 +201,28 @@ func TestUnmarshalControlClears(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestUnmarshalControlNarrowInts: an integer too wide for its field is
+// refused, naming the field, in requests and replies alike, instead of
+// being cut by the decoder.
+func TestUnmarshalControlNarrowInts(t *testing.T) {
+	for _, tc := range []struct {
+		m    Control
+		body map[string]any
+		want string
+	}{
+		{&RegisterReply{}, map[string]any{"region": uint64(1<<32 + 5), "key": 1}, "register.region: 4294967301 does not fit uint32"},
+		{&InstallReply{}, map[string]any{"received": 1, "program": 1, "handlers": []any{map[string]any{"name": "a", "id": uint64(1 << 33)}}}, "install.handlers[0].id: 8589934592 does not fit uint32"},
+		{&Register{}, map[string]any{"name": "r", "size": int64(-1), "placement": "host"}, "register.size: -1 does not fit uint64"},
+		{&DescribeReply{}, map[string]any{"node": int64(-2)}, "describe.node: -2 does not fit uint32"},
+	} {
+		b, err := msgpack.Marshal(tc.body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = UnmarshalControl(b, tc.m)
+		if !errors.Is(err, ErrControl) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%T: %v, want an error containing %q", tc.m, err, tc.want)
+		}
+	}
+}
