@@ -5,9 +5,15 @@ import (
 	"time"
 )
 
-// ErrUnavailable is what Compile and NewMachine return in a build without
-// cgo, which wasmtime needs.
+// ErrUnavailable is what Compile and Engine.Compile return in a build
+// without cgo, which wasmtime needs.
 var ErrUnavailable = errors.New("jit tier unavailable: built without cgo")
+
+// Engine is the JIT as a vm.Engine: Compile returns a *Code, checked or,
+// with Unchecked, not (Options.Unchecked).
+type Engine struct {
+	Unchecked bool
+}
 
 // Options configure Compile.
 type Options struct {

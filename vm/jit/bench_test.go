@@ -77,17 +77,17 @@ func BenchmarkPrograms(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					m, err := jit.NewMachine(vm.Options{})
-					if err != nil {
-						b.Fatal(err)
-					}
-					mem := p.NewMem()
-					if r0, err := m.RunRaw(code, mem); err != nil || r0 != p.Want {
+					m := vm.NewMachine(vm.Options{})
+					defer m.Close()
+					// The program's memory lives across runs, mapped in
+					// place, as naamc vm --bench keeps it.
+					mem := memoryOf(b, p)
+					if r0, err := m.RunRawMemory(code, mem); err != nil || r0 != p.Want {
 						b.Fatalf("r0 = %#x (err %v), want %#x", r0, err, p.Want)
 					}
 					b.ReportAllocs()
 					for b.Loop() {
-						m.RunRaw(code, mem)
+						m.RunRawMemory(code, mem)
 					}
 					report(b, interpNs, kernelNs)
 					b.ReportMetric(float64(code.Stats().Total().Nanoseconds())/1e3, "compile-us")
@@ -115,6 +115,16 @@ func BenchmarkPrograms(b *testing.B) {
 			})
 		})
 	}
+}
+
+// memoryOf returns p's initial memory as a vm.Memory.
+func memoryOf(tb testing.TB, p testprog.Program) *vm.Memory {
+	mem, err := vm.NewMemory(uint64(p.MemSize))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	copy(mem.Bytes(), p.NewMem())
+	return mem
 }
 
 // report adds x-interp and x-kernel to a benchmark of one run per op.
@@ -209,10 +219,7 @@ func BenchmarkOverhead(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				m, err := jit.NewMachine(vm.Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
+				m := vm.NewMachine(vm.Options{})
 				b.ReportAllocs()
 				for b.Loop() {
 					m.RunRaw(code, mem)

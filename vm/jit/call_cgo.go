@@ -25,6 +25,8 @@ extern void wasmtime_error_message(const void *err, naam_wasm_byte_vec_t *messag
 extern void wasm_trap_delete(void *trap);
 extern void wasm_trap_message(const void *trap, naam_wasm_byte_vec_t *message);
 extern void wasm_byte_vec_delete(naam_wasm_byte_vec_t *vec);
+extern void wasmtime_config_memory_reservation_set(void *config, uint64_t size);
+extern void wasmtime_config_memory_may_move_set(void *config, _Bool may_move);
 
 // naam_call runs a () -> i64 function. On a trap or an error it returns 0,
 // sets *failed and copies the message (truncated) into msg.
@@ -72,6 +74,23 @@ type funcLayout struct {
 
 // A different layout of wasmtime.Func does not compile.
 var _ = [1]struct{}{}[unsafe.Sizeof(wasmtime.Func{})-unsafe.Sizeof(funcLayout{})]
+
+// configLayout is wasmtime-go's Config: one wasm_config_t pointer.
+type configLayout struct{ ptr unsafe.Pointer }
+
+// A different layout of wasmtime.Config does not compile.
+var _ = [1]struct{}{}[unsafe.Sizeof(wasmtime.Config{})-unsafe.Sizeof(configLayout{})]
+
+// pinMemory makes every linear memory of engines made with cfg a 4 GiB
+// reservation that never moves: a 32-bit memory grows inside it, so the
+// base an instance keeps and the files it maps in place stay where they
+// are. (These settings have no wasmtime-go method; the C API has them.)
+func pinMemory(cfg *wasmtime.Config) {
+	p := (*configLayout)(unsafe.Pointer(cfg)).ptr
+	C.wasmtime_config_memory_reservation_set(p, 1<<32)
+	C.wasmtime_config_memory_may_move_set(p, false)
+	runtime.KeepAlive(cfg)
+}
 
 // storeContext returns the store's context, which lives as long as the
 // store does (wasmtime_store_context), so that a run need not ask again.

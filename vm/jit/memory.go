@@ -187,3 +187,42 @@ func writesMemory(insns []*asm.Instruction) bool {
 	}
 	return false
 }
+
+// callsHelpers reports whether the program calls a helper.
+func callsHelpers(insns []*asm.Instruction) bool {
+	for _, ins := range insns {
+		if ins == nil {
+			continue
+		}
+		if raw := bytecode.RawOpcode(ins); raw == bytecode.OpCall && ins.Src != bytecode.PseudoCall || raw == bytecode.OpCallX {
+			return true
+		}
+	}
+	return false
+}
+
+// stackLow returns the lowest stack offset the program can write. Only
+// stores and atomics at r10+off write the stack when nothing else can (no
+// store through another register, which may hold a stack pointer, no
+// helper, no local call, which moves r10 down); then r10 is always
+// stack+StackBytes, and they write from StackBytes+off up. Otherwise it
+// is 0: the whole stack.
+func stackLow(insns []*asm.Instruction) int {
+	if writesMemory(insns) {
+		return 0
+	}
+	low := vm.StackBytes
+	for _, ins := range insns {
+		if ins == nil {
+			continue
+		}
+		raw := bytecode.RawOpcode(ins)
+		switch class := asm.Class(raw & 7); {
+		case raw == bytecode.OpCall && ins.Src == bytecode.PseudoCall:
+			return 0
+		case class == asm.StClass || class == asm.StXClass: // through r10: writesMemory saw the others
+			low = min(low, max(0, vm.StackBytes+int(ins.Offset)))
+		}
+	}
+	return low
+}

@@ -106,6 +106,12 @@ type translation struct {
 	// stack: no store or atomic through a register other than r10, no
 	// helper call. Then nothing needs copying back after a run.
 	writes bool
+	// helpers is set when the program calls helpers, which see memory
+	// through the machine's segments: a run points those at its copies.
+	helpers bool
+	// stackLow is the lowest stack offset a run can write: checked runs
+	// clear the stack from there up (the rest was never written).
+	stackLow int
 }
 
 // translator holds the state of one translation.
@@ -216,7 +222,8 @@ func translate(insns asm.Instructions, entries []int, checked bool) (*translatio
 		exportName: "run", exportFunc: fnRun,
 	}
 	wasm, bodyAt := mod.encode()
-	return &translation{wasm: wasm, bodyAt: bodyAt, slotAt: t.slotAt, blocks: t.blocks, index: t.index, dispatch: t.dispatch, slots: total, writes: writesMemory(t.insns)}, nil
+	return &translation{wasm: wasm, bodyAt: bodyAt, slotAt: t.slotAt, blocks: t.blocks, index: t.index, dispatch: t.dispatch, slots: total,
+		writes: writesMemory(t.insns), helpers: callsHelpers(t.insns), stackLow: stackLow(t.insns)}, nil
 }
 
 func runLocals() []byte {
