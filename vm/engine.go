@@ -92,25 +92,19 @@ func (p *Program) checkEntry(entry int) error {
 // the interpreter there.
 type EngineContext struct{ m *Machine }
 
-// SegmentInfo is one segment of a machine's memory map.
-type SegmentInfo struct {
-	Data     []byte // nil when the segment is not mapped
-	Writable bool
-	// Memory is the Memory that Data starts, when the segment was mapped
-	// from one (an engine may map it in place); nil for plain slices.
-	Memory *Memory
-}
-
 // Budget is the machine's instruction budget per run.
 func (c *EngineContext) Budget() uint64 { return c.m.budget }
 
-// Segment returns what is mapped as seg.
-func (c *EngineContext) Segment(seg Segment) SegmentInfo {
+// Segment returns what is mapped as seg: its bytes (nil when it is not
+// mapped), whether it is writable, and the Memory that data starts when
+// it was mapped from one (an engine may map that in place; nil for plain
+// slices).
+func (c *EngineContext) Segment(seg Segment) (data []byte, writable bool, mem *Memory) {
 	if seg >= numSegments {
-		return SegmentInfo{}
+		return nil, false, nil
 	}
 	s := &c.m.segs[seg]
-	return SegmentInfo{Data: s.data, Writable: s.writable, Memory: s.mem}
+	return s.data, s.writable, s.mem
 }
 
 // MappedLimit is a segment number above every segment mapped now (it may

@@ -15,7 +15,7 @@ type fakeExec struct {
 	p         *vm.Program
 	r0        uint64
 	instances int
-	seen      map[vm.Segment]vm.SegmentInfo
+	seen      map[vm.Segment]segInfo
 	redirect  []byte // the reply copy the instance points helpers at
 	helperErr error
 }
@@ -27,6 +27,13 @@ func (f *fakeExec) Instantiate(ec *vm.EngineContext) (vm.Instance, error) {
 	return &fakeInstance{f, ec}, nil
 }
 
+// segInfo is what EngineContext.Segment said of a segment.
+type segInfo struct {
+	Data     []byte
+	Writable bool
+	Memory   *vm.Memory
+}
+
 type fakeInstance struct {
 	f  *fakeExec
 	ec *vm.EngineContext
@@ -34,9 +41,11 @@ type fakeInstance struct {
 
 func (i *fakeInstance) Run(entry int, r1, r2 uint64) (uint64, error) {
 	f := i.f
-	f.seen = map[vm.Segment]vm.SegmentInfo{}
+	f.seen = map[vm.Segment]segInfo{}
 	for seg := vm.SegStack; seg < i.ec.MappedLimit(); seg++ {
-		f.seen[seg] = i.ec.Segment(seg)
+		var s segInfo
+		s.Data, s.Writable, s.Memory = i.ec.Segment(seg)
+		f.seen[seg] = s
 	}
 	if f.redirect != nil {
 		if err := i.ec.Redirect(vm.SegReply, f.redirect); err != nil {

@@ -3,7 +3,6 @@
 package jit_test
 
 import (
-	"fmt"
 	"github.com/cilium/ebpf/asm"
 	"runtime"
 	"testing"
@@ -196,33 +195,51 @@ func BenchmarkCompile(b *testing.B) {
 }
 
 // BenchmarkOverhead is the fixed cost of one raw run of a two-instruction
-// program, with no memory and with 1 KiB, in each tier: what the JIT adds
-// to a short handler (mapping, copying, entering Wasm).
+// program in each tier: with no memory, with 1 KiB given as a slice
+// (which the JIT copies in and out) and with 16 KiB given as a vm.Memory
+// (which it maps in place once): what the JIT adds to a short handler.
 func BenchmarkOverhead(b *testing.B) {
 	insns := asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}
-	for _, size := range []int{0, 1024} {
-		mem := make([]byte, size)
-		b.Run(fmt.Sprintf("mem-%d/interp", size), func(b *testing.B) {
-			p, err := vm.Load(insns)
-			if err != nil {
-				b.Fatal(err)
-			}
+	p, err := vm.Load(insns)
+	if err != nil {
+		b.Fatal(err)
+	}
+	mem, err := vm.NewMemory(16 << 10)
+	if err != nil {
+		b.Fatal(err)
+	}
+	slice := make([]byte, 1024)
+	cases := []struct {
+		name string
+		run  func(m *vm.Machine, x vm.Executable)
+	}{
+		{"none", func(m *vm.Machine, x vm.Executable) { m.RunRaw(x, nil) }},
+		{"slice-1k", func(m *vm.Machine, x vm.Executable) { m.RunRaw(x, slice) }},
+		{"memory-16k", func(m *vm.Machine, x vm.Executable) { m.RunRawMemory(x, mem) }},
+	}
+	for _, c := range cases {
+		b.Run(c.name+"/interp", func(b *testing.B) {
 			m := vm.NewMachine(vm.Options{})
 			b.ReportAllocs()
 			for b.Loop() {
-				m.RunRaw(p, mem)
+				c.run(m, p)
 			}
 		})
 		for _, unchecked := range []bool{false, true} {
-			b.Run(fmt.Sprintf("mem-%d/jit-unchecked=%v", size, unchecked), func(b *testing.B) {
+			name := c.name + "/jit-checked"
+			if unchecked {
+				name = c.name + "/jit-fast"
+			}
+			b.Run(name, func(b *testing.B) {
 				code, err := jit.Compile(insns, jit.Options{Unchecked: unchecked})
 				if err != nil {
 					b.Fatal(err)
 				}
 				m := vm.NewMachine(vm.Options{})
+				defer m.Close()
 				b.ReportAllocs()
 				for b.Loop() {
-					m.RunRaw(code, mem)
+					c.run(m, code)
 				}
 			})
 		}

@@ -106,13 +106,14 @@ func (c *Code) Unchecked() bool { return c.opts.Unchecked }
 func (c *Code) Instantiate(ec *vm.EngineContext) (vm.Instance, error) {
 	in := &instance{code: c, ec: ec, entry: -1, mapTop: mapBase}
 	in.store = wasmtime.NewStore(sharedEngine())
+	in.out = newCallOut()
 	in.ctx = storeContext(in.store)
 	i32, i64 := wasmtime.NewValType(wasmtime.KindI32), wasmtime.NewValType(wasmtime.KindI64)
 	ty := wasmtime.NewFuncType([]*wasmtime.ValType{i32, i32, i64, i64, i64, i64, i64, i64}, []*wasmtime.ValType{i64})
 	helper := wasmtime.NewFunc(in.store, ty, in.helper)
 	inst, err := wasmtime.NewInstance(in.store, c.module, []wasmtime.AsExtern{helper})
 	if err != nil {
-		in.store.Close()
+		in.Close()
 		return nil, fmt.Errorf("jit: instantiate: %w", err)
 	}
 	in.run = inst.GetFunc(in.store, "run")
@@ -120,7 +121,7 @@ func (c *Code) Instantiate(ec *vm.EngineContext) (vm.Instance, error) {
 		in.memory = ex.Memory()
 	}
 	if in.run == nil || in.memory == nil {
-		in.store.Close()
+		in.Close()
 		return nil, errors.New("jit: module lacks run or memory")
 	}
 	in.base = in.memory.Data(in.store)
@@ -204,6 +205,8 @@ func (in *instance) helper(_ *wasmtime.Caller, args []wasmtime.Val) (res []wasmt
 // garbage collector finds it unreachable.
 func (in *instance) Close() {
 	in.store.Close()
+	in.out.free()
+	in.out = callOut{}
 	in.placed, in.copies = nil, nil
 }
 
@@ -237,7 +240,7 @@ func (in *instance) Run(entry int, r1, r2 uint64) (uint64, error) {
 	}
 	if c.opts.Unchecked {
 		for i := range c.prog.Regions() {
-			if ec.Segment(vm.RegionSegment(i)).Data == nil {
+			if data, _, _ := ec.Segment(vm.RegionSegment(i)); data == nil {
 				return 0, fmt.Errorf("jit: the program addresses region %d, which is not mapped (unchecked runs need every region mapped)", i)
 			}
 		}
@@ -264,7 +267,7 @@ func (in *instance) Run(entry int, r1, r2 uint64) (uint64, error) {
 		}
 	}
 	in.helperErr = nil
-	r0, callErr := callRun(in.store, in.ctx, in.run, &in.out)
+	r0, callErr := callRun(in.store, in.ctx, in.run, in.out)
 	if c.tr.writes {
 		for _, cp := range in.copies {
 			if cp.writable {
@@ -354,22 +357,22 @@ func (in *instance) layoutOnce() error {
 	limit := ec.MappedLimit()
 	in.copies = in.copies[:0]
 	for seg := vm.SegContext; seg < limit; seg++ {
-		s := ec.Segment(seg)
-		if s.Data == nil {
+		data, writable, mem := ec.Segment(seg)
+		if data == nil {
 			in.setTable(seg, 0, 0, false)
 			continue
 		}
-		if mapsInPlace && s.Memory != nil {
-			if fd, size := s.Memory.FD(); fd >= 0 {
-				off, err := in.place(s.Memory, fd, size)
+		if mapsInPlace && mem != nil {
+			if fd, size := mem.FD(); fd >= 0 {
+				off, err := in.place(mem, fd, size)
 				if err != nil {
 					return err
 				}
-				in.setTable(seg, off, len(s.Data), s.Writable)
+				in.setTable(seg, off, len(data), writable)
 				continue
 			}
 		}
-		in.copies = append(in.copies, copied{seg: seg, data: s.Data, writable: s.Writable})
+		in.copies = append(in.copies, copied{seg: seg, data: data, writable: writable})
 	}
 	off := in.mapTop
 	for i := range in.copies {

@@ -23,6 +23,13 @@ func sizeOf(raw byte) uint32 {
 // hostAddr computes the access's eBPF address into lA and leaves its host
 // (linear) address on the stack. Checked: an access outside its segment, or
 // a write to a read-only one, faults at slot first.
+//
+// Plain loads and stores inside loops go through a segment cache of their
+// own (cached): the segment the site last reached, its linear base and
+// the window of addresses that fit there. A hit adds the base to the
+// address, so that the base table's load is off the path from one
+// access's result to the next's address (a pointer chase); a miss, and
+// every first access of a run, takes the table path and fills the cache.
 func (t *translator) hostAddr(base asm.Register, off int16, size uint32, write bool, op int32, slot int) {
 	c := &t.c
 	if base == asm.R10 && (!t.checked || stackProof(off, size, op == infoAtomic)) {
@@ -42,6 +49,50 @@ func (t *translator) hostAddr(base asm.Register, off int16, size uint32, write b
 		c.op(opI64Add)
 	}
 	c.set(lA)
+	site, cached := t.cacheSite(slot, op)
+	if !cached {
+		t.tableAddr(size, write, op, slot)
+		return
+	}
+	// lA - seg<<32 < window: a hit, at base + (u32)lA.
+	c.get(lA)
+	c.get(site)
+	c.op(opI64Sub)
+	c.get(site + 1)
+	c.op(opI64LtU)
+	c.op(opIf, blockTypeI32)
+	t.extra++
+	c.get(lA)
+	c.op(opI32WrapI64)
+	c.get(site + 2)
+	c.op(opI32Add)
+	c.op(opElse)
+	t.tableAddr(size, write, op, slot)
+	// The access fits (or it faulted): cache its segment.
+	c.get(lA)
+	c.i64(-1 << 32)
+	c.op(opI64And)
+	c.set(site)
+	if t.checked {
+		c.get(lH)
+		c.mem(opI64Load, 3, limitTable(size, write))
+		c.get(site)
+		c.op(opI64Sub)
+	} else {
+		c.i64(1 << 32) // the whole segment: the verifier proved the rest
+	}
+	c.set(site + 1)
+	c.get(lH)
+	c.mem(opI32Load, 2, baseTable)
+	c.set(site + 2)
+	t.extra--
+	c.op(opEnd)
+}
+
+// tableAddr is hostAddr's path through the segment tables, for the
+// address in lA; it leaves the segment × 8 in lH.
+func (t *translator) tableAddr(size uint32, write bool, op int32, slot int) {
+	c := &t.c
 	// lH = segment×8 = (a >> 29) & 0x7f8, the index into the base and
 	// limit tables, for segments 0–255 (higher ones wrap; see below).
 	c.get(lA)
@@ -84,6 +135,22 @@ func (t *translator) hostAddr(base asm.Register, off int16, size uint32, write b
 	c.get(lA)
 	c.op(opI32WrapI64)
 	c.op(opI32Add)
+}
+
+// maxCacheSites bounds the segment caches of one program: each is three
+// locals.
+const maxCacheSites = 64
+
+// cacheSite returns the first local of slot's segment cache (seg<<32,
+// window, linear base), if the access gets one: a plain load or store in
+// a loop, while there are caches left.
+func (t *translator) cacheSite(slot int, op int32) (uint32, bool) {
+	if op == infoAtomic || !t.inLoop[slot] || t.sites == maxCacheSites {
+		return 0, false
+	}
+	l := uint32(lFirstCache + 3*t.sites)
+	t.sites++
+	return l, true
 }
 
 func b2i(b bool) int {

@@ -78,6 +78,9 @@ const (
 	lDepth  = 16 // i32: call depth
 	lH      = 17 // i32: segment index, then host address
 	lF      = 18 // i32: frame address
+	// lFirstCache is the first local of the segment caches (hostAddr):
+	// i64 seg<<32, i64 window, i32 linear base for each.
+	lFirstCache = 19
 )
 
 // Function indices: the imported helper, the fault recorder, run.
@@ -134,6 +137,10 @@ type translator struct {
 	// its code sits in a Wasm loop, the outermost construct of the block,
 	// so that the jump is a br to the loop, not a trip through dispatch.
 	selfLoop bool
+	// inLoop marks the slots between a backward jump's target and the
+	// jump, whose accesses get segment caches; sites counts those.
+	inLoop []bool
+	sites  int
 }
 
 // translate turns insns, which vm.Load accepted, into a Wasm module. With
@@ -204,6 +211,17 @@ func translate(insns asm.Instructions, entries []int, checked bool) (*translatio
 			addDispatch(target) // backward, and not a block's jump to its own start
 		}
 	}
+	t.inLoop = make([]bool, total+1)
+	for slot, ins := range t.insns {
+		if ins == nil || bytecode.RawOpcode(ins) == bytecode.OpCall {
+			continue
+		}
+		if target, ok := jumpTarget(ins, slot); ok && target <= slot {
+			for s := target; s <= slot; s++ {
+				t.inLoop[s] = true
+			}
+		}
+	}
 	if err := t.emitRun(); err != nil {
 		return nil, err
 	}
@@ -216,7 +234,7 @@ func translate(insns asm.Instructions, entries []int, checked bool) (*translatio
 		importMod: "naam", importName: "helper", importType: 0,
 		funcs: []function{
 			{typ: 1, body: faultBody()},
-			{typ: 2, locals: runLocals(), body: t.c},
+			{typ: 2, locals: runLocals(t.sites), body: t.c},
 		},
 		minPages:   1,
 		exportName: "run", exportFunc: fnRun,
@@ -226,13 +244,16 @@ func translate(insns asm.Instructions, entries []int, checked bool) (*translatio
 		writes: writesMemory(t.insns), helpers: callsHelpers(t.insns), stackLow: stackLow(t.insns)}, nil
 }
 
-func runLocals() []byte {
-	l := make([]byte, 0, lF+1)
+func runLocals(sites int) []byte {
+	l := make([]byte, 0, lFirstCache+3*sites)
 	for i := 0; i <= lT; i++ {
 		l = append(l, wI64)
 	}
 	for i := lBlk; i <= lF; i++ {
 		l = append(l, wI32)
+	}
+	for range sites {
+		l = append(l, wI64, wI64, wI32)
 	}
 	return l
 }
