@@ -156,7 +156,7 @@ func (n *NIC) Stats() Stats {
 		}
 	}
 	if len(n.host) > 0 && n.host[0].jit != nil {
-		s.JIT = n.host[0].jit.cache.Stats()
+		s.JIT = n.host[0].jit.Stats()
 	}
 	n.handlers.each(func(_ uint32, h *handler) { s.Handlers = append(s.Handlers, h.stats()) })
 	sort.Slice(s.Handlers, func(i, j int) bool { return s.Handlers[i].ID < s.Handlers[j].ID })

@@ -15,6 +15,12 @@ type Engine struct {
 	Unchecked bool
 }
 
+// MaxMapped is the most bytes of file-backed memories (vm.Memory with a
+// file: regions, raw memory) a run can have mapped in place: linear
+// memory is 4 GiB, of which the control block, tables, stack and the
+// run's copies of other segments need the rest.
+const MaxMapped = 1<<32 - 2<<20
+
 // Options configure Compile.
 type Options struct {
 	// Unchecked drops the bounds and rights checks on loads, stores and

@@ -347,9 +347,26 @@ func (in *instance) layout() error {
 		}
 	}
 	if err == errNoRoom {
-		return fmt.Errorf("jit: the run's segments do not fit in %d bytes of linear memory", maxLinear-mapBase)
+		return fmt.Errorf("jit: the run's segments need %d bytes of linear memory, which holds %d beside the JIT's own", in.need(), maxLinear-mapBase)
 	}
 	return err
+}
+
+// need is how much linear memory the machine's segments take: whole
+// files for memories mapped in place, the bytes of the others.
+func (in *instance) need() uint64 {
+	var n uint64
+	for seg := vm.SegContext; seg < in.ec.MappedLimit(); seg++ {
+		data, _, mem := in.ec.Segment(seg)
+		if mem != nil && mapsInPlace {
+			if fd, size := mem.FD(); fd >= 0 {
+				n += uint64(size)
+				continue
+			}
+		}
+		n += uint64(len(data)+7) &^ 7
+	}
+	return n
 }
 
 func (in *instance) layoutOnce() error {
