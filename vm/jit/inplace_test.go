@@ -17,9 +17,10 @@ import (
 
 // TestSharedAtomics: machines running one vm.Memory at the same time,
 // half interpreting and half through the JIT (checked and unchecked),
-// each doing fetch-adds and cmpxchg increments: every fetch-add returns a
-// distinct old value and the counters end exact, so the JIT's atomics
-// act on the same memory as the interpreter's, during the run.
+// each doing fetch-adds and cmpxchg increments and then spinning a while:
+// every fetch-add returns a distinct old value and the counters end exact,
+// so the JIT's atomics act on the same memory as the interpreter's during
+// the run (a copy of it would lose the other machines' updates).
 func TestSharedAtomics(t *testing.T) {
 	src := `
 mov %r2, 1
@@ -35,6 +36,10 @@ mov %r6, %r0
 mov %r0, %r4
 lock cmpxchg [%r1+16], %r5
 jne %r0, %r4, again
+mov %r7, 0
+spin:
+add %r7, 1
+jlt %r7, 300, spin
 mov %r0, %r6
 exit
 again:
@@ -61,15 +66,17 @@ ja retry`
 		t.Skip("no memfd here: the JIT copies such memory")
 	}
 	execs := []vm.Executable{p, checked, p, fast}
-	const runs = 2000
+	const runs = 3000
 	olds := make([][]uint64, len(execs))
 	var wg sync.WaitGroup
+	start := make(chan struct{})
 	for i, x := range execs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			m := vm.NewMachine(vm.Options{Unchecked: x == vm.Executable(p) && i == 2})
 			defer m.Close()
+			<-start // all at once
 			for range runs {
 				r0, err := m.RunRawMemory(x, mem)
 				if err != nil {
@@ -80,6 +87,7 @@ ja retry`
 			}
 		}()
 	}
+	close(start)
 	wg.Wait()
 	total := uint64(len(execs) * runs)
 	seen := map[uint64]bool{}
