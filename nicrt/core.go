@@ -313,13 +313,13 @@ func (p *Program) jitRefusal() error {
 		return err
 	}
 	for _, i := range p.Report.RegionsWritten {
-		if fd, _ := p.regions[i].backing.FD(); fd < 0 {
+		if !jit.InPlace(p.regions[i].backing) {
 			return fmt.Errorf("nicrt: region %q cannot be mapped in place, and the program writes it", p.regions[i].Name)
 		}
 	}
-	var mapped uint64 // in place, or copied in for each run
+	var mapped uint64 // in place (whole pages), or copied in for each run
 	for _, r := range p.regions {
-		if fd, size := r.backing.FD(); fd >= 0 {
+		if _, size := r.backing.FD(); jit.InPlace(r.backing) {
 			mapped += uint64(size)
 		} else {
 			mapped += r.Size()

@@ -41,8 +41,9 @@ type Counters struct {
 	BusyNanos  uint64 // real time spent running (this machine)
 
 	// The host JIT tier (Config.Tier): runs through it, and runs the tier
-	// setting wanted there that went to the interpreter (no cgo, a handler
-	// that writes a region, a compile error).
+	// setting wanted there that went to the interpreter because the JIT
+	// cannot take their program (no cgo, a compile error, a written region
+	// that cannot be mapped in place, regions larger than a linear memory).
 	JITRuns, JITFallbacks uint64
 }
 

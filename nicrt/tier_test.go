@@ -3,12 +3,14 @@ package nicrt
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/vm"
 	"github.com/naam-project/naam/vm/jit"
 )
 
@@ -221,6 +223,60 @@ func TestTierSharedRegion(t *testing.T) {
 			}
 			if s.Host.JITRuns != wantJIT || s.Host.JITFallbacks != 0 {
 				t.Errorf("host: %d runs, %d in the JIT, %d fallbacks; want %d in the JIT", s.Host.Runs, s.Host.JITRuns, s.Host.JITFallbacks, wantJIT)
+			}
+		})
+	}
+}
+
+// TestTierRefusal: under TierJIT, the programs the JIT cannot take stay
+// with the interpreter, each of its host runs a JIT fallback: one that
+// writes a region only copies of which the JIT could make (Go memory, as
+// where memfd is refused), and one whose regions are larger than a linear
+// memory. A region of Go memory that is only read is copied in per run,
+// compiled.
+func TestTierRefusal(t *testing.T) {
+	if jit.Available() != nil {
+		t.Skip(jit.Available())
+	}
+	tests := []struct {
+		name    string
+		sizes   []uint64 // the regions, each "r<i>"
+		heap    bool     // their memory replaced by Go memory
+		handler string
+		jit     bool
+		why     string
+	}{
+		{"writes a memfd region", []uint64{8}, false, incrAsm, true, ""},
+		{"writes a Go-memory region", []uint64{8}, true, incrAsm, false, `region "r0" cannot be mapped in place, and the program writes it`},
+		{"reads a Go-memory region", []uint64{8}, true, valueAsm(1), true, ""},
+		{"regions larger than linear memory", []uint64{3 << 30, 3 << 30}, false, valueAsm(1), false, "more than one linear memory maps"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := newNIC(t, Config{NICBudget: 100, Tier: TierJIT})
+			var regions []bytecode.Region
+			for i, size := range tt.sizes {
+				name := fmt.Sprintf("r%d", i)
+				r := register(t, n, 1, name, size, RegionOptions{Writable: true})
+				if tt.heap {
+					r.backing = vm.HeapMemory(size)
+					r.mem = r.backing.Bytes()
+				}
+				regions = append(regions, bytecode.Region{Name: name, Size: size, Writable: tt.handler == incrAsm})
+			}
+			p := install(t, n, 1, object(t, regions, src{"h", hotLoop + tt.handler}))
+			for range 3 {
+				if rep := n.Call(&Message{Tenant: 1, Handler: id(t, p, "h")}); rep.Status != StatusOK {
+					t.Fatalf("%+v", rep)
+				}
+			}
+			s := n.Stats()
+			if tt.jit && (s.Host.JITRuns != 3 || s.Host.JITFallbacks != 0) || !tt.jit && (s.Host.JITRuns != 0 || s.Host.JITFallbacks != 3) {
+				t.Errorf("jit runs %d, fallbacks %d; want all 3 runs in the JIT: %v", s.Host.JITRuns, s.Host.JITFallbacks, tt.jit)
+			}
+			e := p.host.Load()
+			if e == nil || e.jit != tt.jit || tt.why == "" && e.why != nil || tt.why != "" && (e.why == nil || !strings.Contains(e.why.Error(), tt.why)) {
+				t.Errorf("choice %+v, want jit %v, why %q", e, tt.jit, tt.why)
 			}
 		})
 	}

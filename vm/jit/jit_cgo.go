@@ -40,6 +40,15 @@ func sharedEngine() *wasmtime.Engine {
 // Available reports whether the tier can run here: nil with cgo.
 func Available() error { return nil }
 
+// InPlace reports whether runs map mem into linear memory in place (a
+// memory with a file, on Linux), so that their writes and atomics are
+// shared with every other machine at once; other memory is copied in and
+// out for each run.
+func InPlace(mem *vm.Memory) bool {
+	fd, _ := mem.FD()
+	return mapsInPlace && fd >= 0
+}
+
 // Code is a program compiled to machine code: a vm.Executable, immutable,
 // shared by every machine that runs it.
 type Code struct {
@@ -358,11 +367,10 @@ func (in *instance) need() uint64 {
 	var n uint64
 	for seg := vm.SegContext; seg < in.ec.MappedLimit(); seg++ {
 		data, _, mem := in.ec.Segment(seg)
-		if mem != nil && mapsInPlace {
-			if fd, size := mem.FD(); fd >= 0 {
-				n += uint64(size)
-				continue
-			}
+		if mem != nil && InPlace(mem) {
+			_, size := mem.FD()
+			n += uint64(size)
+			continue
 		}
 		n += uint64(len(data)+7) &^ 7
 	}
@@ -379,15 +387,14 @@ func (in *instance) layoutOnce() error {
 			in.setTable(seg, 0, 0, false)
 			continue
 		}
-		if mapsInPlace && mem != nil {
-			if fd, size := mem.FD(); fd >= 0 {
-				off, err := in.place(mem, fd, size)
-				if err != nil {
-					return err
-				}
-				in.setTable(seg, off, len(data), writable)
-				continue
+		if mem != nil && InPlace(mem) {
+			fd, size := mem.FD()
+			off, err := in.place(mem, fd, size)
+			if err != nil {
+				return err
 			}
+			in.setTable(seg, off, len(data), writable)
+			continue
 		}
 		in.copies = append(in.copies, copied{seg: seg, data: data, writable: writable})
 	}

@@ -10,6 +10,9 @@ import (
 // Available reports whether the tier can run here: never without cgo.
 func Available() error { return ErrUnavailable }
 
+// InPlace returns false: without cgo nothing runs in the JIT.
+func InPlace(mem *vm.Memory) bool { return false }
+
 // Code is a compiled program; without cgo there is none.
 type Code struct{}
 
