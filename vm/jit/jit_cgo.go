@@ -162,8 +162,9 @@ type instance struct {
 	mapTop int
 	// copies are the run's segments copied in above mapTop.
 	copies []copied
-	// helperErr and helperSteps record a helper's fault, which ends the
-	// run as a trap.
+	// budget is the run's (runBudget); helperErr and helperSteps record a
+	// helper's fault, which ends the run as a trap.
+	budget      uint64
 	helperErr   error
 	helperSteps uint64
 	out         callOut // a failed call's report, from callRun
@@ -188,21 +189,21 @@ type copied struct {
 	writable bool
 }
 
-// helper serves the module's helper import: id, pc, steps, r1–r5.
+// helper serves the module's helper import: id, pc, budget left, r1–r5.
 func (in *instance) helper(_ *wasmtime.Caller, args []wasmtime.Val) (res []wasmtime.Val, trap *wasmtime.Trap) {
 	defer func() {
 		// A panicking helper ends the run as the checked interpreter's
 		// recover does, instead of unwinding through wasmtime.
 		if r := recover(); r != nil {
 			in.helperErr = &vm.Fault{Kind: vm.FaultInternal, PC: int(args[1].I32()), Err: fmt.Errorf("%v", r)}
-			in.helperSteps = uint64(args[2].I64())
+			in.helperSteps = in.budget - uint64(args[2].I64())
 			res, trap = nil, wasmtime.NewTrap("helper panic")
 		}
 	}()
 	v, err := in.ec.CallHelper(int(args[1].I32()), uint32(args[0].I32()),
 		uint64(args[3].I64()), uint64(args[4].I64()), uint64(args[5].I64()), uint64(args[6].I64()), uint64(args[7].I64()))
 	if err != nil {
-		in.helperErr, in.helperSteps = err, uint64(args[2].I64())
+		in.helperErr, in.helperSteps = err, in.budget-uint64(args[2].I64())
 		return nil, wasmtime.NewTrap("helper fault")
 	}
 	return []wasmtime.Val{wasmtime.ValI64(int64(v))}, nil
@@ -260,7 +261,9 @@ func (in *instance) Run(entry int, r1, r2 uint64) (uint64, error) {
 	mem := in.mem
 	le := binary.LittleEndian
 	le.PutUint32(mem[ctlEntry:], uint32(in.entryBlock))
-	le.PutUint64(mem[ctlBudget:], ec.Budget())
+	budget := runBudget(ec.Budget())
+	in.budget = budget
+	le.PutUint64(mem[ctlBudget:], budget)
 	le.PutUint64(mem[ctlArgs:], r1)
 	le.PutUint64(mem[ctlArgs+8:], r2)
 	clear(mem[ctlArgs+16 : ctlArgs+40]) // r3–r5
@@ -306,7 +309,7 @@ func (in *instance) Run(entry int, r1, r2 uint64) (uint64, error) {
 		}
 		return 0, &vm.Fault{Kind: vm.FaultInternal, PC: pc, Err: fmt.Errorf("jit: wasm trap: %s", strings.Join(strings.Fields(msg), " "))}
 	}
-	steps := le.Uint64(mem[ctlSteps:])
+	steps := budget - le.Uint64(mem[ctlSteps:])
 	pc := int(le.Uint32(mem[ctlPC:]))
 	kind := le.Uint32(mem[ctlKind:])
 	ec.Finish(steps, pc)

@@ -54,20 +54,23 @@ func (t *translator) hostAddr(base asm.Register, off int16, size uint32, write b
 		t.tableAddr(size, write, op, slot)
 		return
 	}
-	// lA - seg<<32 < window: a hit, at base + (u32)lA.
-	c.get(lA)
-	c.get(site)
-	c.op(opI64Sub)
-	c.get(site + 1)
-	c.op(opI64LtU)
-	c.op(opIf, blockTypeI32)
-	t.extra++
+	// The hit's address, base + (u32)lA; then, if lA - seg<<32 >= window,
+	// a miss: the tables' address instead. (An if without an else, which
+	// Cranelift lays out of line: a hit runs straight through.)
 	c.get(lA)
 	c.op(opI32WrapI64)
 	c.get(site + 2)
 	c.op(opI32Add)
-	c.op(opElse)
+	c.set(lHost)
+	c.get(lA)
+	c.get(site)
+	c.op(opI64Sub)
+	c.get(site + 1)
+	c.op(opI64GeU)
+	c.op(opIf, blockTypeEmpty)
+	t.push(label{block: -1})
 	t.tableAddr(size, write, op, slot)
+	c.set(lHost)
 	// The access fits (or it faulted): cache its segment.
 	c.get(lA)
 	c.i64(-1 << 32)
@@ -85,8 +88,8 @@ func (t *translator) hostAddr(base asm.Register, off int16, size uint32, write b
 	c.get(lH)
 	c.mem(opI32Load, 2, baseTable)
 	c.set(site + 2)
-	t.extra--
-	c.op(opEnd)
+	t.pop()
+	c.get(lHost)
 }
 
 // tableAddr is hostAddr's path through the segment tables, for the
