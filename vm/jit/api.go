@@ -40,7 +40,8 @@ type Stats struct {
 	Translate time.Duration // eBPF to Wasm
 	Compile   time.Duration // Wasm to machine code (wasmtime, Cranelift)
 	WasmBytes int           // size of the Wasm module
-	Blocks    int           // basic blocks (dispatch targets)
+	Blocks    int           // basic blocks
+	Loops     int           // loops compiled as Wasm loops (the others go through the dispatch loop)
 	Slots     int           // instruction slots of the program
 }
 

@@ -141,6 +141,7 @@ type translation struct {
 	// stackLow is the lowest stack offset a run can write: checked runs
 	// clear the stack from there up (the rest was never written).
 	stackLow int
+	loops    int // structured loops
 }
 
 // translator holds the state of one translation.
@@ -260,7 +261,7 @@ func translate(insns asm.Instructions, entries []int, checked bool) (*translatio
 	}
 	wasm, bodyAt := mod.encode()
 	return &translation{wasm: wasm, bodyAt: bodyAt, slotAt: t.slotAt, blocks: t.blocks, index: t.index, dispatch: t.dispatch, slots: total,
-		writes: writesMemory(t.insns), helpers: callsHelpers(t.insns), stackLow: stackLow(t.insns)}, nil
+		writes: writesMemory(t.insns), helpers: callsHelpers(t.insns), stackLow: stackLow(t.insns), loops: len(t.loops)}, nil
 }
 
 func runLocals(sites int) []byte {
