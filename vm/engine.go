@@ -211,12 +211,24 @@ func (m *Machine) runEntry(x Executable, p *Program, entry int, r1, r2 uint64) (
 	if err != nil {
 		return 0, err
 	}
-	r0, err := in.Run(entry, r1, r2)
-	for i := len(m.saved) - 1; i >= 0; i-- {
-		m.segs[m.saved[i].seg] = m.saved[i].s
-	}
-	m.saved = m.saved[:0]
-	return r0, err
+	return m.runInstance(in, entry, r1, r2)
+}
+
+// runInstance runs in and then gives back the segments it redirected. A
+// Go panic in the engine (a bug there) ends the run as an internal fault,
+// as in a checked interpreted run, and never leaves a segment redirected.
+func (m *Machine) runInstance(in Instance, entry int, r1, r2 uint64) (r0 uint64, err error) {
+	defer func() {
+		for i := len(m.saved) - 1; i >= 0; i-- {
+			m.segs[m.saved[i].seg] = m.saved[i].s
+		}
+		clear(m.saved)
+		m.saved = m.saved[:0]
+		if r := recover(); r != nil {
+			r0, err = 0, &Fault{Kind: FaultInternal, PC: m.pc, Err: fmt.Errorf("engine: %v", r)}
+		}
+	}()
+	return in.Run(entry, r1, r2)
 }
 
 // Forget frees the machine's instance of x, if it has one: x will not run

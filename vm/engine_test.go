@@ -2,8 +2,10 @@ package vm_test
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/vm"
@@ -18,6 +20,7 @@ type fakeExec struct {
 	seen      map[vm.Segment]segInfo
 	redirect  []byte // the reply copy the instance points helpers at
 	helperErr error
+	panics    bool // the instance panics after redirecting
 }
 
 func (f *fakeExec) Program() *vm.Program { return f.p }
@@ -50,6 +53,9 @@ func (i *fakeInstance) Run(entry int, r1, r2 uint64) (uint64, error) {
 	if f.redirect != nil {
 		if err := i.ec.Redirect(vm.SegReply, f.redirect); err != nil {
 			return 0, err
+		}
+		if f.panics {
+			panic("engine bug")
 		}
 		// A helper writes through the redirected segment.
 		if _, err := i.ec.CallHelper(0, bytecode.HelperCopy, vm.Addr(vm.SegReply, 0), vm.Addr(vm.SegRequest, 0), 3, 0, 0); err != nil {
@@ -105,7 +111,18 @@ func TestEngineInterface(t *testing.T) {
 	if err != nil || f.helperErr != nil || string(f.redirect[:3]) != "abc" || !bytes.Equal(inv.Reply, make([]byte, 16)) {
 		t.Errorf("redirected run: %+v, %v (helper %v); copy %q, reply %q", res, err, f.helperErr, f.redirect[:3], inv.Reply)
 	}
-	f.redirect = nil
+
+	// An engine's panic is an internal fault, and leaves nothing redirected.
+	f.panics = true
+	_, err = m.Invoke(f, inv)
+	if !errors.Is(err, vm.ErrInternal) || !strings.Contains(err.Error(), "engine: engine bug") {
+		t.Errorf("a panicking engine: %v", err)
+	}
+	f.panics, f.redirect = false, nil
+	f.r0 = 4
+	if _, err := m.Invoke(f, inv); err != nil || unsafe.SliceData(f.seen[vm.SegReply].Data) != unsafe.SliceData(inv.Reply) {
+		t.Errorf("after the panic the reply is not the caller's: %v", err)
+	}
 
 	f.r0 = 17
 	_, err = m.Invoke(f, &vm.Invocation{Reply: make([]byte, 16)})

@@ -256,6 +256,7 @@ func (in *instance) Run(entry int, r1, r2 uint64) (uint64, error) {
 		}
 	}
 	if err := in.layout(); err != nil {
+		in.dropCopies()
 		return 0, err
 	}
 	mem := in.mem
@@ -275,6 +276,7 @@ func (in *instance) Run(entry int, r1, r2 uint64) (uint64, error) {
 	}
 	if c.tr.helpers {
 		if err := in.redirect(); err != nil {
+			in.dropCopies()
 			return 0, err
 		}
 	}
@@ -287,8 +289,7 @@ func (in *instance) Run(entry int, r1, r2 uint64) (uint64, error) {
 			}
 		}
 	}
-	clear(in.copies) // keep none of the caller's memory
-	in.copies = in.copies[:0]
+	in.dropCopies()
 
 	if callErr != nil {
 		if in.helperErr != nil {
@@ -326,6 +327,13 @@ func (in *instance) Run(entry int, r1, r2 uint64) (uint64, error) {
 	default:
 		return 0, &vm.Fault{Kind: vm.FaultKind(kind), PC: pc}
 	}
+}
+
+// dropCopies forgets the run's copies, so that the instance keeps none of
+// the caller's memory reachable.
+func (in *instance) dropCopies() {
+	clear(in.copies)
+	in.copies = in.copies[:0]
 }
 
 // redirect points the machine's stack and copied segments at their linear
