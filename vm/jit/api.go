@@ -42,6 +42,8 @@ type Stats struct {
 	WasmBytes int           // size of the Wasm module
 	Blocks    int           // basic blocks
 	Loops     int           // loops compiled as Wasm loops (the others go through the dispatch loop)
+	FastLoops int           // of them, innermost loops with a fast copy (spec/jit.md, Loops)
+	Guarded   int           // loads and stores that a fast copy makes unchecked, guarded at its loop's entry
 	Slots     int           // instruction slots of the program
 }
 

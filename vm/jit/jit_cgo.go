@@ -92,7 +92,7 @@ func compile(prog *vm.Program, opts Options) (*Code, error) {
 	done := time.Now()
 	return &Code{prog: prog, tr: tr, module: mod, opts: opts, stats: Stats{
 		Translate: translated.Sub(start), Compile: done.Sub(translated),
-		WasmBytes: len(tr.wasm), Blocks: len(tr.blocks), Loops: tr.loops, Slots: tr.slots,
+		WasmBytes: len(tr.wasm), Blocks: len(tr.blocks), Loops: tr.loops, FastLoops: tr.fastLoops, Guarded: tr.guarded, Slots: tr.slots,
 	}}, nil
 }
 

@@ -43,6 +43,12 @@ func (t *translator) hostAddr(base asm.Register, off int16, size uint32, write b
 		c.op(opI32Add)
 		return
 	}
+	if f := t.fastLoop; f != nil {
+		if g, ok := f.site[slot]; ok {
+			t.guardedAddr(&f.groups[g], base, off)
+			return
+		}
+	}
 	c.get(reg(base))
 	if off != 0 {
 		c.i64(int64(off))
@@ -151,8 +157,10 @@ func (t *translator) cacheSite(slot int, op int32) (uint32, bool) {
 	if op == infoAtomic || !t.inLoop[slot] || t.sites == maxCacheSites {
 		return 0, false
 	}
-	l := uint32(lFirstCache + 3*t.sites)
 	t.sites++
+	l := t.newLocal(wI64)
+	t.newLocal(wI64)
+	t.newLocal(wI32)
 	return l, true
 }
 

@@ -82,9 +82,9 @@ const (
 	lH     = 16 // i32: segment index, then host address
 	lF     = 17 // i32: frame address
 	lHost  = 18 // i32: host address of a cached access
-	// lFirstCache is the first local of the segment caches (hostAddr):
-	// i64 seg<<32, i64 window, i32 linear base for each.
-	lFirstCache = 19
+	// lFirst is the first of the locals a translation adds as it needs
+	// them (newLocal): segment caches, fast loops' guards and bases.
+	lFirst = 19
 )
 
 // runBudget is the budget a run starts lLeft with: the machine's, but at
@@ -141,7 +141,9 @@ type translation struct {
 	// stackLow is the lowest stack offset a run can write: checked runs
 	// clear the stack from there up (the rest was never written).
 	stackLow int
-	loops    int // structured loops
+	// loops, fastLoops and guarded count the structured loops, the fast
+	// copies and the accesses those make unchecked.
+	loops, fastLoops, guarded int
 }
 
 // translator holds the state of one translation.
@@ -158,8 +160,12 @@ type translator struct {
 	c              code
 	slotAt         []codeSpan // see translation.slotAt
 	pending        int        // instructions of the current block not yet taken off lLeft
-	// loops are the structured loops by header block (loops.go).
-	loops map[int]loop
+	// loops are the structured loops by header block (loops.go); fast
+	// the plans of their fast copies, fastLoop the one being emitted
+	// (fastloop.go).
+	loops    map[int]loop
+	fast     map[int]*fastLoop
+	fastLoop *fastLoop
 	// labels are the Wasm constructs open where code is being emitted,
 	// innermost last, so that a branch finds its depth.
 	labels []label
@@ -168,6 +174,7 @@ type translator struct {
 	// jump, whose accesses get segment caches; sites counts those.
 	inLoop []bool
 	sites  int
+	locals []byte // types of the locals newLocal added
 }
 
 // translate turns insns, which vm.Load accepted, into a Wasm module. With
@@ -224,6 +231,12 @@ func translate(insns asm.Instructions, entries []int, checked bool) (*translatio
 	}
 	var targets []int
 	t.loops, targets = t.findLoops(base)
+	t.fast = map[int]*fastLoop{}
+	for h, l := range t.loops {
+		if f := t.findFast(l); f != nil {
+			t.fast[h] = f
+		}
+	}
 	t.dispatch = map[int]int{}
 	for _, slot := range targets {
 		if _, ok := t.dispatch[slot]; !ok {
@@ -254,28 +267,42 @@ func translate(insns asm.Instructions, entries []int, checked bool) (*translatio
 		importMod: "naam", importName: "helper", importType: 0,
 		funcs: []function{
 			{typ: 1, body: faultBody()},
-			{typ: 2, locals: runLocals(t.sites), body: t.c},
+			{typ: 2, locals: t.runLocals(), body: t.c},
 		},
 		minPages:   1,
 		exportName: "run", exportFunc: fnRun,
 	}
 	wasm, bodyAt := mod.encode()
 	return &translation{wasm: wasm, bodyAt: bodyAt, slotAt: t.slotAt, blocks: t.blocks, index: t.index, dispatch: t.dispatch, slots: total,
-		writes: writesMemory(t.insns), helpers: callsHelpers(t.insns), stackLow: stackLow(t.insns), loops: len(t.loops)}, nil
+		writes: writesMemory(t.insns), helpers: callsHelpers(t.insns), stackLow: stackLow(t.insns), loops: len(t.loops), fastLoops: len(t.fast), guarded: t.guarded()}, nil
 }
 
-func runLocals(sites int) []byte {
-	l := make([]byte, 0, lFirstCache+3*sites)
+// guarded counts the accesses the fast copies make unchecked.
+func (t *translator) guarded() int {
+	n := 0
+	for _, f := range t.fast {
+		n += len(f.site)
+	}
+	return n
+}
+
+// runLocals lists the run function's locals: the fixed ones, then those
+// newLocal added.
+func (t *translator) runLocals() []byte {
+	l := make([]byte, 0, lFirst+len(t.locals))
 	for i := 0; i <= lT; i++ {
 		l = append(l, wI64)
 	}
 	for i := lBlk; i <= lHost; i++ {
 		l = append(l, wI32)
 	}
-	for range sites {
-		l = append(l, wI64, wI64, wI32)
-	}
-	return l
+	return append(l, t.locals...)
+}
+
+// newLocal adds a local of type ty and returns its index.
+func (t *translator) newLocal(ty byte) uint32 {
+	t.locals = append(t.locals, ty)
+	return uint32(lFirst + len(t.locals) - 1)
 }
 
 // faultBody records a fault: kind, pc, addr, info, budget left.
@@ -383,8 +410,33 @@ func (t *translator) emitItems(items []item) error {
 			}
 			continue
 		}
+		fl := t.fast[it.block]
+		if fl != nil {
+			t.emitGuards(fl)
+		}
 		t.c.op(opLoop, blockTypeEmpty)
 		t.push(label{block: it.block, loop: true})
+		if fl != nil {
+			// The fast copy (fastloop.go), unless the budget left is below
+			// the threshold.
+			t.c.op(opBlock, blockTypeEmpty)
+			t.push(label{block: -1})
+			t.c.get(lLeft)
+			t.c.get(fl.thresh)
+			t.c.op(opI64LtS)
+			t.c.br(opBrIf, 0)
+			t.fastLoop = fl
+			t.openLabels(it.inner, 1)
+			err := t.emitItems(it.inner)
+			t.fastLoop = nil
+			if err != nil {
+				return err
+			}
+			// Falling off the loop's last block leaves the loop.
+			t.pending = 0
+			t.goTo(t.blocks[t.loops[it.block].end+1])
+			t.pop()
+		}
 		t.openLabels(it.inner, 1)
 		if err := t.emitItems(it.inner); err != nil {
 			return err
@@ -498,11 +550,14 @@ func (t *translator) checkBudget(slot int) {
 	c.op(opEnd)
 }
 
-// takeJump checks the budget for a taken jump at slot and branches to
-// target with the block's instructions so far counted, leaving them
-// pending for the path that does not jump (a conditional jump's).
+// takeJump checks the budget for a taken jump at slot (not in a fast
+// loop's copy, which needs no check) and branches to target with the
+// block's instructions so far counted, leaving them pending for the path
+// that does not jump (a conditional jump's).
 func (t *translator) takeJump(slot, target int) {
-	t.checkBudget(slot)
+	if t.fastLoop == nil {
+		t.checkBudget(slot)
+	}
 	pending := t.pending
 	t.flush()
 	t.goTo(target)
@@ -594,7 +649,9 @@ func (t *translator) emitJump(ins *asm.Instruction, slot int, raw byte, jmp32 bo
 		return true, nil
 	case bytecode.OpExit:
 		t.flush()
-		t.checkBudget(slot)
+		if t.fastLoop == nil {
+			t.checkBudget(slot)
+		}
 		c.get(lDepth)
 		c.op(opI32Eqz)
 		c.op(opIf, blockTypeEmpty)
