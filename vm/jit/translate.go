@@ -10,8 +10,8 @@ import (
 )
 
 // Linear memory layout (spec/jit.md, Memory). The control block and the
-// tables sit below the stack; the segments an invocation maps are copied
-// in from dynBase on, each on an 8-byte boundary.
+// tables sit below the stack; from dynBase (rounded up to a page) on come
+// the memories mapped in place, then the run's copies of other segments.
 const (
 	ctlEntry  = 0  // u32: dispatch index of the entry block
 	ctlBudget = 8  // u64: the run's budget (runBudget)
