@@ -179,7 +179,7 @@ type savedSegment struct {
 
 // instance returns the machine's instance of x, made on its first run.
 func (m *Machine) instance(x Executable) (Instance, error) {
-	if x == m.lastExec {
+	if m.lastInst != nil && x == m.lastExec {
 		return m.lastInst, nil
 	}
 	in := m.instances[x]
@@ -200,7 +200,7 @@ func (m *Machine) instance(x Executable) (Instance, error) {
 // runEntry runs x at entry: a *Program in the interpreter, any other
 // executable through its instance on m.
 func (m *Machine) runEntry(x Executable, p *Program, entry int, r1, r2 uint64) (uint64, error) {
-	if x == Executable(p) {
+	if q, ok := x.(*Program); ok && q == p {
 		return m.RunAt(p, entry, r1, r2)
 	}
 	m.pc, m.forwarded = entry, false
