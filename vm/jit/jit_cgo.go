@@ -173,6 +173,7 @@ type instance struct {
 type tableEntry struct {
 	off, n   int
 	writable bool
+	mem      *vm.Memory // mapped in place there; nil for a copy
 }
 
 // placement is a vm.Memory's file mapped at off, n bytes (whole pages).
@@ -398,6 +399,9 @@ func (in *instance) layoutOnce() error {
 			in.setTable(seg, 0, 0, false)
 			continue
 		}
+		if e := &in.tables[seg]; mem != nil && e.mem == mem && e.n == len(data) && e.writable == writable {
+			continue // in place, as in the last run
+		}
 		if mem != nil && InPlace(mem) {
 			fd, size := mem.FD()
 			off, err := in.place(mem, fd, size)
@@ -405,6 +409,7 @@ func (in *instance) layoutOnce() error {
 				return err
 			}
 			in.setTable(seg, off, len(data), writable)
+			in.tables[seg].mem = mem
 			continue
 		}
 		in.copies = append(in.copies, copied{seg: seg, data: data, writable: writable})
@@ -485,14 +490,15 @@ func (in *instance) grow(n int) error {
 // setTable makes the tables say that seg is n bytes at linear offset off
 // (n = 0: unmapped), if they do not already.
 func (in *instance) setTable(seg vm.Segment, off, n int, writable bool) {
-	e := tableEntry{off, n, writable}
+	e := &in.tables[seg]
+	e.mem = nil
 	if n == 0 {
-		e = tableEntry{}
+		off, writable = 0, false
 	}
-	if in.tables[seg] == e {
+	if e.off == off && e.n == n && e.writable == writable {
 		return
 	}
-	in.tables[seg] = e
+	e.off, e.n, e.writable = off, n, writable
 	setLimits(in.mem, seg, off, n, writable)
 }
 
