@@ -23,7 +23,7 @@ func LinearSearch() Program {
 	insns := asm.Instructions{
 		asm.Mov.Imm(asm.R0, -1),
 		asm.LoadMem(asm.R6, asm.R1, 8*LinearKeyIndex, asm.DWord), // the key
-		asm.Mov.Imm(asm.R3, 0), // i
+		asm.Mov.Imm(asm.R3, 0),                                   // i
 		asm.Mov.Reg(asm.R4, asm.R3).WithSymbol("loop"),
 		asm.And.Imm(asm.R4, LinearEntries-1), // in bounds without r2
 		asm.LSh.Imm(asm.R4, 3),
