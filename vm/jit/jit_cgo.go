@@ -143,6 +143,11 @@ func (c *Code) Instantiate(ec *vm.EngineContext) (vm.Instance, error) {
 // instance is a Code on one machine: a store with an instance of the
 // module, and the state of its linear memory (spec/jit.md, Memory).
 type instance struct {
+	// The instance is large enough to start on a page: its hot fields at
+	// offset 0 would share an L1 set with the other page-aligned things a
+	// run touches (linear memory's control block and tables, the memories
+	// mapped in place, the machine).
+	_      [64]byte
 	code   *Code
 	ec     *vm.EngineContext
 	store  *wasmtime.Store
