@@ -102,15 +102,7 @@ func (t *translator) hostAddr(base asm.Register, off int16, size uint32, write b
 // address in lA; it leaves the segment × 8 in lH.
 func (t *translator) tableAddr(size uint32, write bool, op int32, slot int) {
 	c := &t.c
-	// lH = segment×8 = (a >> 29) & 0x7f8, the index into the base and
-	// limit tables, for segments 0–255 (higher ones wrap; see below).
-	c.get(lA)
-	c.i64(29)
-	c.op(opI64ShrU)
-	c.op(opI32WrapI64)
-	c.i32(0x7f8)
-	c.op(opI32And)
-	c.set(lH)
+	t.segIndex()
 	if !t.checked {
 		c.get(lH)
 		c.mem(opI32Load, 2, baseTable)
@@ -144,6 +136,20 @@ func (t *translator) tableAddr(size uint32, write bool, op int32, slot int) {
 	c.get(lA)
 	c.op(opI32WrapI64)
 	c.op(opI32Add)
+}
+
+// segIndex sets lH to segment×8 of the address in lA, (a >> 29) & 0x7f8:
+// the index into the base and limit tables, for segments 0–255 (higher
+// ones wrap; the limit test catches them).
+func (t *translator) segIndex() {
+	c := &t.c
+	c.get(lA)
+	c.i64(29)
+	c.op(opI64ShrU)
+	c.op(opI32WrapI64)
+	c.i32(0x7f8)
+	c.op(opI32And)
+	c.set(lH)
 }
 
 // maxCacheSites bounds the segment caches of one program: each is three
