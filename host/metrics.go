@@ -55,7 +55,7 @@ func newCollector(n *Node) *collector {
 		members:     d("cluster_members", "Members of the cluster alive or suspected, as this node sees them."),
 
 		jitRuns:      d("jit_runs_total", "Host-core runs through the JIT tier.", core...),
-		jitFallbacks: d("jit_fallbacks_total", "Host-core runs the tier setting sent to the JIT that ran in the interpreter (no cgo, a handler that writes a region, a compile error).", core...),
+		jitFallbacks: d("jit_fallbacks_total", "Host-core runs the tier setting sent to the JIT that ran in the interpreter (no cgo, a program whose written regions could only be copied per run, a compile error).", core...),
 		jitCompiles:  d("jit_compiles_total", "JIT compilations, by result.", "result"),
 		jitTime:      d("jit_compile_seconds_total", "Time spent compiling handlers to machine code."),
 	}

@@ -73,11 +73,12 @@ type Config struct {
 	HostUnchecked bool
 	// Tier is how host cores execute bytecode: TierInterp (default), TierJIT
 	// (vm/jit, eBPF → Wasm → machine code; New fails without cgo) or
-	// TierAuto (the JIT for a handler once it has run JITHotRuns times,
-	// the interpreter before that and wherever the JIT is unavailable).
-	// NIC cores always interpret. Handlers that write a region stay in the
-	// interpreter: the JIT copies regions into its linear memory for a
-	// run, which other cores' atomics would not see (spec/jit.md).
+	// TierAuto (the JIT for a program once one of its handlers has run
+	// JITHotRuns times, the interpreter before that and wherever the JIT is
+	// unavailable). The engine is chosen once per program, not per run.
+	// NIC cores always interpret. Regions are then memfds that the JIT maps
+	// into its linear memory, so that programs that write regions run
+	// compiled, their atomics shared with every core (spec/jit.md).
 	Tier Tier
 
 	// SpillThreshold: when the steered NIC core already has this many
@@ -110,8 +111,8 @@ type Tier uint8
 
 const (
 	TierInterp Tier = iota // the interpreter
-	TierJIT                // the JIT for every eligible run
-	TierAuto               // the JIT for eligible runs of hot handlers
+	TierJIT                // the JIT for every program it can take
+	TierAuto               // the JIT for programs with a hot handler
 )
 
 // JITHotRuns is how many runs make a handler hot for TierAuto.

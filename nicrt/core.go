@@ -45,15 +45,13 @@ type core struct {
 	reply  []byte        // the reply buffer: MaxReply bytes, 8-byte aligned
 	env    coreEnv
 	ctr    coreCounters
-	jit    *coreJIT // host cores with Config.Tier jit or auto; nil otherwise
-}
-
-// coreJIT is a host core's JIT tier: its machine (nil where the tier is
-// unavailable) and the node's cache of compiled programs, shared by the
-// host cores.
-type coreJIT struct {
-	m     *jit.Machine
-	cache *jit.Cache
+	jit    *jit.Cache // host cores with Config.Tier jit or auto: the node's, shared; nil otherwise
+	// retired holds executables of uninstalled programs whose instances
+	// the core's machine frees before its next run (the machine is the
+	// core's alone); hasRetired says it is not empty.
+	retiredMu  sync.Mutex
+	retired    []vm.Executable
+	hasRetired atomic.Bool
 }
 
 type coreCounters struct {
@@ -104,11 +102,10 @@ func newCore(n *NIC, id int, host bool) *core {
 	}
 	c.m = vm.NewMachine(opts)
 	if host && n.cfg.Tier != TierInterp {
-		c.jit = &coreJIT{cache: &jit.Cache{}}
+		c.jit = &jit.Cache{}
 		if len(n.host) > 0 { // host cores are made in order; the first owns the cache
-			c.jit.cache = n.host[0].jit.cache
+			c.jit = n.host[0].jit
 		}
-		c.jit.m, _ = jit.NewMachine(opts) // nil without cgo: TierAuto falls back (counted)
 	}
 	return c
 }
@@ -152,11 +149,19 @@ func (c *core) loop() {
 		c.queued.Add(-1)
 		c.busy.Unlock()
 	}
+	// The node is closing and nothing runs here any more: free what the
+	// machine holds outside the Go heap (the JIT's linear memories).
+	c.busy.Lock()
+	c.m.Close()
+	c.busy.Unlock()
 }
 
 // runTask runs c.task and, if the queue is then empty, tells the idlers;
 // c.busy is held.
 func (c *core) runTask() {
+	if c.hasRetired.Load() {
+		c.forgetRetired()
+	}
 	c.run(&c.task)
 	c.task = task{} // keep nothing of the message alive
 	if len(c.q) == 0 {
@@ -240,37 +245,125 @@ func (c *core) runVM(h *handler) (res vm.Result, err error) {
 			res, err = vm.Result{}, &vm.Fault{Kind: vm.FaultInternal, Err: fmt.Errorf("%v", p)}
 		}
 	}()
-	if code := c.jitCode(h); code != nil {
-		c.ctr.jitRuns.Add(1)
-		return c.jit.m.Invoke(code, &c.inv)
-	}
-	return c.m.Invoke(h.prog.vm, &c.inv)
+	return c.m.Invoke(c.executable(h), &c.inv)
 }
 
-// jitCode returns h's compiled code when this run goes to the JIT tier,
-// or nil for the interpreter. A run the tier setting wanted in the JIT
-// but that cannot go there (no cgo, a handler that writes a region, a
-// compile error) is counted as a JIT fallback. TierJIT compiles on the
-// first run and waits for it; TierAuto compiles in the background and
-// interprets (uncounted) until the code is ready.
-func (c *core) jitCode(h *handler) *jit.Code {
-	if c.jit == nil || c.n.cfg.Tier == TierAuto && h.ctr.runs.Load() < JITHotRuns {
-		return nil
-	}
+// hostExec is how host cores run a program under a JIT tier, chosen once
+// for the program: its compiled code, or the interpreter where the JIT
+// cannot take it (why says why), whose runs count as JIT fallbacks.
+type hostExec struct {
+	x   vm.Executable
+	jit bool
+	why error
+}
+
+// executable returns what runs h on this core: the interpreter on NIC
+// cores and under TierInterp; on the host cores of a JIT tier, the
+// program's hostExec once chosen (chooseHost), the interpreter before.
+func (c *core) executable(h *handler) vm.Executable {
 	p := h.prog
-	if c.jit.m == nil || p.Report == nil || len(p.Report.RegionsWritten) > 0 {
+	if c.jit == nil {
+		return p.vm
+	}
+	e := p.host.Load()
+	if e == nil {
+		if e = c.chooseHost(h); e == nil {
+			return p.vm
+		}
+	}
+	if e.jit {
+		c.ctr.jitRuns.Add(1)
+	} else {
 		c.ctr.jitFallbacks.Add(1)
+	}
+	return e.x
+}
+
+// chooseHost makes the program's choice for host cores, or returns nil
+// while there is none yet: TierJIT compiles on the program's first host
+// run, which waits; TierAuto, once the handler has run JITHotRuns times,
+// starts the compilation in the background and interprets (uncounted)
+// until the code is ready. A program the JIT cannot take (jitRefusal), or
+// whose compilation failed, stays with the interpreter.
+func (c *core) chooseHost(h *handler) *hostExec {
+	p := h.prog
+	auto := c.n.cfg.Tier == TierAuto
+	if auto && h.ctr.runs.Load() < JITHotRuns {
 		return nil
 	}
-	get := c.jit.cache.Get
-	if c.n.cfg.Tier == TierAuto {
-		get = c.jit.cache.Ready // interpret while it compiles
+	e := &hostExec{x: p.vm}
+	if e.why = p.jitRefusal(); e.why == nil {
+		get := c.jit.Get
+		if auto {
+			get = c.jit.Ready // interpret while it compiles
+		}
+		code, err := get(p, c.n.cfg.HostUnchecked, p.jitLoad)
+		switch {
+		case err != nil:
+			e.why = err
+		case code == nil:
+			return nil
+		default:
+			e.x, e.jit = code, true
+		}
 	}
-	code, err := get(p, c.n.cfg.HostUnchecked, p.jitLoad)
-	if err != nil {
-		c.ctr.jitFallbacks.Add(1)
+	p.host.CompareAndSwap(nil, e)
+	return p.host.Load()
+}
+
+// jitRefusal says why the JIT cannot run p, or nil: the tier is
+// unavailable (no cgo), p writes a region the JIT could only copy per run
+// (a Memory without a file: its writes and atomics would not be shared
+// with other cores during the run), or p's regions do not fit in one
+// linear memory.
+func (p *Program) jitRefusal() error {
+	if err := jit.Available(); err != nil {
+		return err
 	}
-	return code
+	for _, i := range p.Report.RegionsWritten {
+		if !jit.InPlace(p.regions[i].backing) {
+			return fmt.Errorf("nicrt: region %q cannot be mapped in place, and the program writes it", p.regions[i].Name)
+		}
+	}
+	var mapped uint64 // in place (whole pages), or copied in for each run
+	for _, r := range p.regions {
+		if _, size := r.backing.FD(); jit.InPlace(r.backing) {
+			mapped += uint64(size)
+		} else {
+			mapped += r.Size()
+		}
+	}
+	if mapped > jit.MaxMapped {
+		return fmt.Errorf("nicrt: the program's regions take %d bytes, more than one linear memory maps (%d)", mapped, uint64(jit.MaxMapped))
+	}
+	return nil
+}
+
+// retire has the core's machine free its instance of x, an uninstalled
+// program's executable: now if the core is idle, else before its next run.
+func (c *core) retire(x vm.Executable) {
+	if c.busy.TryLock() {
+		c.m.Forget(x)
+		c.busy.Unlock()
+		return
+	}
+	c.retiredMu.Lock()
+	c.retired = append(c.retired, x)
+	c.retiredMu.Unlock()
+	c.hasRetired.Store(true)
+}
+
+// forgetRetired frees the instances of the executables retire queued;
+// c.busy is held.
+func (c *core) forgetRetired() {
+	c.retiredMu.Lock()
+	list := c.retired
+	c.retired = nil
+	c.hasRetired.Store(false)
+	c.retiredMu.Unlock()
+	for _, x := range list {
+		c.m.Forget(x)
+	}
 }
 
 // account adds a finished run to the core's and the handler's counters.

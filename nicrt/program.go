@@ -97,6 +97,10 @@ type Program struct {
 	regions  []*Region  // linked, in the object's region order
 	removed  bool       // Uninstall began (under NIC.mu)
 
+	// host is how host cores run the program under a JIT tier, chosen
+	// once (core.chooseHost); nil until then.
+	host atomic.Pointer[hostExec]
+
 	// inflight counts accepted messages not yet done; Uninstall waits for
 	// it to reach 0 once draining is set.
 	inflight atomic.Int64
@@ -315,7 +319,7 @@ func (n *NIC) InstallWith(tenant uint64, obj *bytecode.Object, opts InstallOptio
 		p.regions = append(p.regions, r)
 		// The object's size, not the registered one: the verifier proved
 		// accesses against it, and the rest stays out of reach.
-		mems[i] = vm.RegionMem{Data: r.mem[:or.Size], Writable: or.Writable}
+		mems[i] = vm.RegionMem{Data: r.mem[:or.Size], Writable: or.Writable, Memory: r.backing}
 		nicmem[i] = r.NICMem
 	}
 	if uint64(n.nextHandler)+uint64(len(obj.Handlers)) > 1<<32-1 {
@@ -410,7 +414,12 @@ func (n *NIC) Uninstall(p *Program) error {
 	delete(n.tenants[p.Tenant].programs, p)
 	delete(n.programs, p.ID)
 	if len(n.host) > 0 && n.host[0].jit != nil {
-		n.host[0].jit.cache.Forget(p) // every host core shares the cache
+		n.host[0].jit.Forget(p) // every host core shares the cache
+		if e := p.host.Load(); e != nil && e.jit {
+			for _, c := range n.host {
+				c.retire(e.x)
+			}
+		}
 	}
 	return nil
 }

@@ -7,9 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"unsafe"
 
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/vm"
+	"github.com/naam-project/naam/vm/jit"
 )
 
 // RegionOptions are a region's rights and placement.
@@ -26,8 +27,14 @@ type RegionOptions struct {
 // directly through Bytes; handlers reach it through the regions of their
 // objects, linked by name at Install, and built-in verbs by (ID, Key).
 // As with RDMA, concurrent access by the host and by handlers is the
-// application's to coordinate; the VM's atomics and the CAS and FETCH-ADD
-// verbs are real 8-byte atomics on this memory.
+// application's to coordinate; the VM's atomics (interpreted or compiled)
+// and the CAS and FETCH-ADD verbs are real 8-byte atomics on this memory.
+//
+// On a node whose host cores may run the JIT tier (Config.Tier jit or
+// auto, on Linux), the memory is a vm.Memory with a file: the JIT maps
+// the same pages into its linear memory, so that every core sees every
+// write at once. That memory lives outside the Go heap until the Region
+// is unreachable: a slice of Bytes must not outlive its Region.
 type Region struct {
 	ID       uint32 // node-wide, never reused
 	Key      uint64 // random, from crypto/rand
@@ -36,10 +43,10 @@ type Region struct {
 	Writable bool
 	NICMem   bool
 
-	words []uint64 // the backing store: 8-byte aligned
-	mem   []byte   // words as bytes, exactly the registered size
-	links int      // installed programs linked to it (under NIC.mu)
-	gone  bool     // unregistered (under NIC.mu)
+	backing *vm.Memory // 8-byte aligned; a file where the JIT may map it
+	mem     []byte     // backing's bytes, exactly the registered size
+	links   int        // installed programs linked to it (under NIC.mu)
+	gone    bool       // unregistered (under NIC.mu)
 }
 
 // Bytes returns the region's memory: 8-byte aligned, Size bytes.
@@ -85,6 +92,18 @@ func (n *NIC) Register(tenant uint64, name string, size uint64, opts RegionOptio
 	if _, err := rand.Read(kb[:]); err != nil {
 		return nil, fmt.Errorf("nicrt: region key: %w", err)
 	}
+	// Allocated before the lock: it may be large. Where the JIT can run,
+	// a file it maps in place (NewMemory still falls back to Go memory
+	// where memfd is refused; the JIT then keeps writers interpreted).
+	var backing *vm.Memory
+	if n.cfg.Tier != TierInterp && jit.Available() == nil {
+		var err error
+		if backing, err = vm.NewMemory(size); err != nil {
+			return nil, fmt.Errorf("nicrt: region %q: %w", name, err)
+		}
+	} else {
+		backing = vm.HeapMemory(size)
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed.Load() {
@@ -100,7 +119,6 @@ func (n *NIC) Register(tenant uint64, name string, size uint64, opts RegionOptio
 		}
 		n.nicmemUsed += size
 	}
-	words := make([]uint64, (size+7)/8)
 	r := &Region{
 		ID:       n.nextRegion,
 		Key:      binary.LittleEndian.Uint64(kb[:]),
@@ -108,8 +126,8 @@ func (n *NIC) Register(tenant uint64, name string, size uint64, opts RegionOptio
 		Name:     name,
 		Writable: opts.Writable,
 		NICMem:   opts.NICMem,
-		words:    words,
-		mem:      unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), size),
+		backing:  backing,
+		mem:      backing.Bytes(),
 	}
 	n.nextRegion++
 	t.regions[name] = r

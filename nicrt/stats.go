@@ -41,8 +41,9 @@ type Counters struct {
 	BusyNanos  uint64 // real time spent running (this machine)
 
 	// The host JIT tier (Config.Tier): runs through it, and runs the tier
-	// setting wanted there that went to the interpreter (no cgo, a handler
-	// that writes a region, a compile error).
+	// setting wanted there that went to the interpreter because the JIT
+	// cannot take their program (no cgo, a compile error, a written region
+	// that cannot be mapped in place, regions larger than a linear memory).
 	JITRuns, JITFallbacks uint64
 }
 
@@ -156,7 +157,7 @@ func (n *NIC) Stats() Stats {
 		}
 	}
 	if len(n.host) > 0 && n.host[0].jit != nil {
-		s.JIT = n.host[0].jit.cache.Stats()
+		s.JIT = n.host[0].jit.Stats()
 	}
 	n.handlers.each(func(_ uint32, h *handler) { s.Handlers = append(s.Handlers, h.stats()) })
 	sort.Slice(s.Handlers, func(i, j int) bool { return s.Handlers[i].ID < s.Handlers[j].ID })

@@ -3,11 +3,14 @@ package nicrt
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/vm"
 	"github.com/naam-project/naam/vm/jit"
 )
 
@@ -24,10 +27,10 @@ jlt %r2, 100, hot
 
 // TestTier runs host-placed handlers under each Config.Tier: the replies
 // and the region's counter are the same in every tier, and the counters
-// say where each run went: every eligible run in the JIT (jit), only
-// after JITHotRuns runs and the background compilation that the next run
-// starts (auto), handlers that write a region always in
-// the interpreter, counted as JIT fallbacks; one compilation per program.
+// say where each run went: every run in the JIT (jit), only after
+// JITHotRuns runs and the background compilation that the next run
+// starts (auto), a handler that writes a region as well as one that reads
+// it; one compilation per program, dropped when it is uninstalled.
 func TestTier(t *testing.T) {
 	const calls = JITHotRuns + 36
 	for _, tier := range []Tier{TierInterp, TierJIT, TierAuto} {
@@ -55,7 +58,7 @@ func TestTier(t *testing.T) {
 			}
 			for i := range calls {
 				if tier == TierAuto && i == JITHotRuns+1 {
-					waitCompiled(t, n) // the run before started it in the background
+					waitCompiled(t, n, 2) // the runs before started them in the background
 				}
 				rep := n.Call(&Message{Tenant: 1, Handler: id(t, reads, "value")})
 				if rep.Status != StatusOK || len(rep.Data) != 8 || u64(rep.Data) != 1005 {
@@ -71,8 +74,8 @@ func TestTier(t *testing.T) {
 			s := n.Stats()
 			want := map[Tier][3]uint64{ // JIT runs, fallbacks, compiles
 				TierInterp: {0, 0, 0},
-				TierJIT:    {calls, calls, 1},
-				TierAuto:   {calls - JITHotRuns - 1, calls - JITHotRuns, 1},
+				TierJIT:    {2 * calls, 0, 2},
+				TierAuto:   {2 * (calls - JITHotRuns - 1), 0, 2},
 			}[tier]
 			if tier == TierAuto && jit.Available() != nil {
 				want = [3]uint64{0, 2 * (calls - JITHotRuns), 0}
@@ -92,11 +95,13 @@ func TestTier(t *testing.T) {
 				t.Errorf("named counters: host.jit_runs %d, host.jit_fallbacks %d", named["host.jit_runs"], named["host.jit_fallbacks"])
 			}
 			// Uninstall drops the compiled code.
-			if err := n.Uninstall(reads); err != nil {
-				t.Fatal(err)
+			for _, p := range []*Program{reads, writes} {
+				if err := n.Uninstall(p); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if codes := n.Stats().JIT.Codes; codes != 0 {
-				t.Errorf("%d compiled programs held after the only one compiled was uninstalled", codes)
+				t.Errorf("%d compiled programs held after both were uninstalled", codes)
 			}
 		})
 	}
@@ -114,18 +119,165 @@ func TestTierConfig(t *testing.T) {
 	}
 }
 
-// waitCompiled waits until the node's JIT cache has finished a
-// compilation, successful or not.
-func waitCompiled(t *testing.T, n *NIC) {
+// waitCompiled waits until the node's JIT cache has finished count
+// compilations, successful or not.
+func waitCompiled(t *testing.T, n *NIC, count uint64) {
 	t.Helper()
 	if jit.Available() != nil {
 		return
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for s := n.Stats().JIT; s.Compiles+s.Failures == 0; s = n.Stats().JIT {
+	for s := n.Stats().JIT; s.Compiles+s.Failures < count; s = n.Stats().JIT {
 		if time.Now().After(deadline) {
-			t.Fatal("no compilation finished within 10 s")
+			t.Fatalf("%d compilations not finished within 10 s", count)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// fetchAddAsm adds 1 to the u64 at region 0 and 2 to the u32 at region
+// 0 + 8, atomically, and replies with the u64's old value (8 bytes).
+const fetchAddAsm = `
+ldxdw %r2, [%r1+16]
+ldxdw %r3, [%r1+24]
+mov %r4, %r2
+add %r4, 8
+jgt %r4, %r3, short
+lddw %r5, region[0]
+mov %r6, 1
+lock fetch add [%r5+0], %r6
+mov %r7, 2
+lock add32 [%r5+8], %r7
+stxdw [%r2+0], %r6
+mov %r0, 8
+exit
+short:
+mov %r0, -1
+exit`
+
+// TestTierSharedRegion: handlers that write one region run at the same
+// time on NIC cores (interpreted) and on host cores (compiled, under
+// TierJIT, with the region mapped into the JIT's linear memory): every
+// fetch-add from every core returns a distinct old value, the counters
+// end at the number of runs, the host sees them, and no host run fell
+// back to the interpreter. TierInterp is the reference.
+func TestTierSharedRegion(t *testing.T) {
+	for _, tier := range []Tier{TierInterp, TierJIT} {
+		t.Run(tier.String(), func(t *testing.T) {
+			if tier == TierJIT && jit.Available() != nil {
+				t.Skip(jit.Available())
+			}
+			n := newNIC(t, Config{NICBudget: 100, NICCores: 2, HostCores: 2, Tier: tier})
+			ctr := register(t, n, 1, "ctr", 16, RegionOptions{Writable: true})
+			region := []bytecode.Region{{Name: "ctr", Size: 16, Writable: true}}
+			nic := install(t, n, 1, object(t, region, src{"add", fetchAddAsm}))
+			host := install(t, n, 1, object(t, region, src{"add", hotLoop + fetchAddAsm}))
+			if p := nic.Handlers()[0].Placement; p != PlaceNIC {
+				t.Fatalf("the short handler is placed %s", p)
+			}
+			if p := host.Handlers()[0].Placement; !p.OnHost() {
+				t.Fatalf("the looping handler is placed %s", p)
+			}
+			const workers, perWorker = 4, 300
+			olds := make([][]uint64, workers)
+			var wg sync.WaitGroup
+			for w := range workers {
+				p := []*Program{nic, host}[w%2]
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range perWorker {
+						rep := n.Call(&Message{Tenant: 1, Handler: id(t, p, "add"), SrcNode: uint64(w)})
+						if rep.Status != StatusOK || len(rep.Data) != 8 {
+							t.Errorf("worker %d: %+v", w, rep)
+							return
+						}
+						olds[w] = append(olds[w], u64(rep.Data))
+					}
+				}()
+			}
+			wg.Wait()
+			const runs = workers * perWorker
+			seen := map[uint64]bool{}
+			for _, list := range olds {
+				for _, v := range list {
+					if seen[v] || v >= runs {
+						t.Fatalf("old value %d returned twice or out of range", v)
+					}
+					seen[v] = true
+				}
+			}
+			if got := u64(ctr.Bytes()); got != runs || len(seen) != runs {
+				t.Errorf("counter %d, %d distinct old values, after %d runs", got, len(seen), runs)
+			}
+			if got := binary.LittleEndian.Uint32(ctr.Bytes()[8:]); got != 2*runs {
+				t.Errorf("32-bit counter %d, want %d", got, 2*runs)
+			}
+			s := n.Stats()
+			if s.NIC.Runs == 0 || s.Host.Runs == 0 {
+				t.Fatalf("runs: %d on NIC cores, %d on host cores; want both", s.NIC.Runs, s.Host.Runs)
+			}
+			wantJIT := uint64(0)
+			if tier == TierJIT {
+				wantJIT = s.Host.Runs
+			}
+			if s.Host.JITRuns != wantJIT || s.Host.JITFallbacks != 0 {
+				t.Errorf("host: %d runs, %d in the JIT, %d fallbacks; want %d in the JIT", s.Host.Runs, s.Host.JITRuns, s.Host.JITFallbacks, wantJIT)
+			}
+		})
+	}
+}
+
+// TestTierRefusal: under TierJIT, the programs the JIT cannot take stay
+// with the interpreter, each of its host runs a JIT fallback: one that
+// writes a region only copies of which the JIT could make (Go memory, as
+// where memfd is refused), and one whose regions are larger than a linear
+// memory. A region of Go memory that is only read is copied in per run,
+// compiled.
+func TestTierRefusal(t *testing.T) {
+	if jit.Available() != nil {
+		t.Skip(jit.Available())
+	}
+	tests := []struct {
+		name    string
+		sizes   []uint64 // the regions, each "r<i>"
+		heap    bool     // their memory replaced by Go memory
+		handler string
+		jit     bool
+		why     string
+	}{
+		{"writes a memfd region", []uint64{8}, false, incrAsm, true, ""},
+		{"writes a Go-memory region", []uint64{8}, true, incrAsm, false, `region "r0" cannot be mapped in place, and the program writes it`},
+		{"reads a Go-memory region", []uint64{8}, true, valueAsm(1), true, ""},
+		{"regions larger than linear memory", []uint64{3 << 30, 3 << 30}, false, valueAsm(1), false, "more than one linear memory maps"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := newNIC(t, Config{NICBudget: 100, Tier: TierJIT})
+			var regions []bytecode.Region
+			for i, size := range tt.sizes {
+				name := fmt.Sprintf("r%d", i)
+				r := register(t, n, 1, name, size, RegionOptions{Writable: true})
+				if tt.heap {
+					r.backing = vm.HeapMemory(size)
+					r.mem = r.backing.Bytes()
+				}
+				regions = append(regions, bytecode.Region{Name: name, Size: size, Writable: tt.handler == incrAsm})
+			}
+			p := install(t, n, 1, object(t, regions, src{"h", hotLoop + tt.handler}))
+			for range 3 {
+				if rep := n.Call(&Message{Tenant: 1, Handler: id(t, p, "h")}); rep.Status != StatusOK {
+					t.Fatalf("%+v", rep)
+				}
+			}
+			s := n.Stats()
+			if tt.jit && (s.Host.JITRuns != 3 || s.Host.JITFallbacks != 0) || !tt.jit && (s.Host.JITRuns != 0 || s.Host.JITFallbacks != 3) {
+				t.Errorf("jit runs %d, fallbacks %d; want all 3 runs in the JIT: %v", s.Host.JITRuns, s.Host.JITFallbacks, tt.jit)
+			}
+			e := p.host.Load()
+			if e == nil || e.jit != tt.jit || tt.why == "" && e.why != nil || tt.why != "" && (e.why == nil || !strings.Contains(e.why.Error(), tt.why)) {
+				t.Errorf("choice %+v, want jit %v, why %q", e, tt.jit, tt.why)
+			}
+		})
 	}
 }

@@ -306,10 +306,7 @@ func diffJIT(obj *bytecode.Object, prog *vm.Program, code *jit.Code, handler str
 		if useJIT {
 			// The machine's helpers are its own: a fresh one per run keeps
 			// the env of this run.
-			m, merr := jit.NewMachine(opts)
-			if merr != nil {
-				return merr.Error()
-			}
+			m := vm.NewMachine(opts)
 			defer m.Close()
 			res, err = m.Invoke(code, inv)
 		} else {

@@ -206,11 +206,9 @@ func jitEngine(t *testing.T, b *corpusBuild, unchecked bool) corpusEngine {
 	if err != nil {
 		t.Fatalf("jit: %v", err)
 	}
-	m, err := jit.NewMachine(vm.Options{Helpers: vm.ABIHelpers(vm.NewLocalEnv(1, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := vmEngine(b, m.VM())
+	m := vm.NewMachine(vm.Options{Helpers: vm.ABIHelpers(vm.NewLocalEnv(1, nil))})
+	t.Cleanup(m.Close)
+	e := vmEngine(b, m)
 	mems := make([]vm.RegionMem, len(e.regions))
 	for i, r := range b.obj.Regions {
 		mems[i] = vm.RegionMem{Data: e.regions[i], Writable: r.Writable}

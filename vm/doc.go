@@ -27,6 +27,15 @@
 // LocalEnv is an Env for tools and tests. RunRaw is the other calling
 // convention, the conformance suite's.
 //
+// Engine, Executable and Instance are the interface other engines
+// implement (vm/jit, wazero's model: this package defines it, engines
+// build on it): a program is compiled for an engine once, and each machine
+// makes its own instance of the result on its first run, which reaches
+// the machine only through an EngineContext (budget, memory map, helpers,
+// fault texts, the run's count). Interpreter is this package's engine; a
+// *Program is its executable. Memory is memory engines can map in place
+// (a memfd on Linux): regions and raw mode's memory that live across runs.
+//
 // Faults (out-of-bounds access, write to read-only memory, misaligned atomic,
 // budget exhausted, call depth, unknown helper, a return value the handler
 // ABI forbids) are *Fault errors that match the Err* sentinels with

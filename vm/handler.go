@@ -33,6 +33,11 @@ type Invocation struct {
 type RegionMem struct {
 	Data     []byte
 	Writable bool
+	// Memory, when set, is the Memory that Data starts (Data is
+	// Memory.Bytes()[:len(Data)]): engines map it in place, so that their
+	// writes and atomics are shared with every other core at once. A
+	// region given as a plain slice is copied by such engines for a run.
+	Memory *Memory
 }
 
 // Result is how a handler run ended.
@@ -57,7 +62,7 @@ type Forward struct {
 	Handler uint32
 }
 
-// Invoke runs the handler at inv.Entry under the handler ABI (spec/abi.md):
+// Invoke runs x's handler at inv.Entry under the handler ABI (spec/abi.md):
 // it builds the context in a buffer of the machine, maps it read-only as
 // SegContext, maps the request, the zeroed reply buffer and the regions,
 // runs with r1 holding the context's address, unmaps all of them again and
@@ -81,7 +86,8 @@ type Forward struct {
 //
 // Result.Reply aliases inv.Reply. Invoke does not allocate unless it fails
 // or the handler forwards.
-func (m *Machine) Invoke(p *Program, inv *Invocation) (Result, error) {
+func (m *Machine) Invoke(x Executable, inv *Invocation) (Result, error) {
+	p := x.Program()
 	if len(inv.Regions) > MaxRegions {
 		return Result{}, fmt.Errorf("vm: %d regions, at most %d", len(inv.Regions), MaxRegions)
 	}
@@ -89,7 +95,7 @@ func (m *Machine) Invoke(p *Program, inv *Invocation) (Result, error) {
 	err := m.mapInvocation(p, inv)
 	var raw uint64
 	if err == nil {
-		raw, err = m.runEntry(p, inv.Entry, Addr(SegContext, 0), 0)
+		raw, err = m.runEntry(x, p, inv.Entry, Addr(SegContext, 0), 0)
 	}
 	m.unmapInvocation(p, inv)
 	if err != nil {
@@ -143,7 +149,17 @@ func (m *Machine) mapInvocation(p *Program, inv *Invocation) error {
 		return err
 	}
 	for i, r := range inv.Regions {
-		if _, err := m.Map(RegionSegment(i), r.Data, r.Writable); err != nil {
+		seg := RegionSegment(i)
+		if r.Memory == nil {
+			if _, err := m.Map(seg, r.Data, r.Writable); err != nil {
+				return err
+			}
+			continue
+		}
+		if len(r.Data) > 0 && (len(r.Data) > r.Memory.Len() || unsafe.SliceData(r.Data) != unsafe.SliceData(r.Memory.Bytes())) {
+			return fmt.Errorf("vm: region %d: Data is not the start of its Memory", i)
+		}
+		if _, err := m.MapMemory(seg, r.Memory, len(r.Data), r.Writable); err != nil {
 			return err
 		}
 	}

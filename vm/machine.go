@@ -76,17 +76,24 @@ type Machine struct {
 	// aligned is RunRaw's copy of memory whose base is not 8-byte aligned,
 	// kept so that such runs do not allocate each time.
 	aligned []uint64
-	// runner, when set by RunRawWith or InvokeWith, runs in place of the
-	// interpreter.
-	runner RunFunc
 	// mappedLimit is above every segment Map has ever mapped, so engines
-	// need not scan all 256 (MappedLimit).
+	// need not scan all 256 (EngineContext.MappedLimit).
 	mappedLimit Segment
+	// ec is what instances of other engines see of the machine; instances
+	// holds them by executable, lastExec and lastInst the last one run.
+	ec        EngineContext
+	instances map[Executable]Instance
+	lastExec  Executable
+	lastInst  Instance
+	// saved holds the segments an engine's run redirected, restored when
+	// the run ends.
+	saved []savedSegment
 }
 
 // NewMachine returns a machine with an empty memory map but for its stack.
 func NewMachine(opts Options) *Machine {
 	m := &Machine{opts: opts, budget: opts.Budget}
+	m.ec.m = m
 	if m.budget == 0 {
 		m.budget = DefaultBudget
 	}
@@ -102,14 +109,18 @@ func (m *Machine) Executed() uint64 { return m.steps }
 // Options returns the machine's configuration.
 func (m *Machine) Options() Options { return m.opts }
 
-// RunRaw runs p in raw mode, the bpf_conformance convention: r1 points to
+// RunRaw runs x in raw mode, the bpf_conformance convention: r1 points to
 // mem (mapped read-write as the request segment for the run), r2 holds its
 // length. If mem does not start on an 8-byte boundary, which atomics need,
 // the run works on an aligned copy that is copied back into mem afterwards.
-func (m *Machine) RunRaw(p *Program, mem []byte) (uint64, error) {
+// Memory of more than MaxSegmentSize bytes is refused: an offset of 2^32
+// would be the next segment's.
+func (m *Machine) RunRaw(x Executable, mem []byte) (uint64, error) {
+	if err := checkRawSize(len(mem)); err != nil {
+		return 0, err
+	}
 	seg := mem
-	// (Memory too large to map is left to Map to refuse, uncopied.)
-	copied := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))&7 != 0 && uint64(len(mem)) <= MaxSegmentSize
+	copied := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))&7 != 0
 	if copied {
 		seg = m.alignedCopy(mem)
 	}
@@ -120,12 +131,37 @@ func (m *Machine) RunRaw(p *Program, mem []byte) (uint64, error) {
 	if len(mem) == 0 {
 		addr = 0
 	}
-	r0, err := m.runEntry(p, 0, addr, uint64(len(mem)))
+	r0, err := m.runEntry(x, x.Program(), 0, addr, uint64(len(mem)))
 	m.Unmap(SegRequest)
 	if copied {
 		copy(mem, seg)
 	}
 	return r0, err
+}
+
+// RunRawMemory is RunRaw on mem, which engines may map in place: a
+// program's raw memory that lives across runs.
+func (m *Machine) RunRawMemory(x Executable, mem *Memory) (uint64, error) {
+	if err := checkRawSize(mem.Len()); err != nil {
+		return 0, err
+	}
+	addr, err := m.MapMemory(SegRequest, mem, mem.Len(), true)
+	if err != nil {
+		return 0, err
+	}
+	if mem.Len() == 0 {
+		addr = 0
+	}
+	r0, err := m.runEntry(x, x.Program(), 0, addr, uint64(mem.Len()))
+	m.Unmap(SegRequest)
+	return r0, err
+}
+
+func checkRawSize(n int) error {
+	if uint64(n) > MaxSegmentSize {
+		return fmt.Errorf("vm: raw memory of %d bytes, more than one segment holds (%d)", n, uint64(MaxSegmentSize))
+	}
+	return nil
 }
 
 // alignedCopy returns a copy of mem in m's scratch buffer, 8-byte aligned.
@@ -155,8 +191,8 @@ func (m *Machine) Run(p *Program, args ...uint64) (uint64, error) {
 func (m *Machine) RunAt(p *Program, entry int, args ...uint64) (r0 uint64, err error) {
 	m.pc = entry // what a recovered panic reports, not the last run's slot
 	m.forwarded = false
-	if entry < 0 || entry >= p.slots || p.code[entry].op == opInvalid {
-		return 0, fmt.Errorf("vm: entry point %d is not an instruction of a %d-slot program", entry, p.slots)
+	if err := p.checkEntry(entry); err != nil {
+		return 0, err
 	}
 	if len(args) > 5 {
 		return 0, fmt.Errorf("vm: %d arguments, at most 5 (r1-r5)", len(args))

@@ -43,6 +43,8 @@ const (
 	StackSize    = 512
 	MaxCallDepth = 8
 	stackBytes   = StackSize * MaxCallDepth
+	// StackBytes is the whole stack: MaxCallDepth frames of StackSize bytes.
+	StackBytes = stackBytes
 )
 
 // Addr returns the address of byte off of segment seg.
@@ -55,7 +57,8 @@ type segment struct {
 	base     unsafe.Pointer
 	size     uint64
 	writable bool
-	data     []byte // keeps base alive and serves helpers
+	data     []byte  // keeps base alive and serves helpers
+	mem      *Memory // the Memory data starts, if it was mapped from one
 }
 
 func (s Segment) String() string {
@@ -90,6 +93,19 @@ const MaxSegmentSize = 1<<32 - 1
 // sub-slices (buf[1:]) and small allocations may not be aligned.
 // Read-only segments may start anywhere (atomics write).
 func (m *Machine) Map(seg Segment, data []byte, writable bool) (uint64, error) {
+	return m.mapSegment(seg, data, writable, nil)
+}
+
+// MapMemory maps the first n bytes of mem as segment seg, as Map does;
+// engines may map mem in place instead of copying it.
+func (m *Machine) MapMemory(seg Segment, mem *Memory, n int, writable bool) (uint64, error) {
+	if n < 0 || n > mem.Len() {
+		return 0, fmt.Errorf("vm: %d bytes of a %d-byte memory cannot be mapped as %s", n, mem.Len(), seg)
+	}
+	return m.mapSegment(seg, mem.Bytes()[:n:n], writable, mem)
+}
+
+func (m *Machine) mapSegment(seg Segment, data []byte, writable bool, mem *Memory) (uint64, error) {
 	if seg == SegNull || seg == SegStack || seg >= numSegments {
 		return 0, fmt.Errorf("vm: segment %d (%s) cannot be mapped", uint32(seg), seg)
 	}
@@ -103,9 +119,12 @@ func (m *Machine) Map(seg Segment, data []byte, writable bool) (uint64, error) {
 	m.mappedLimit = max(m.mappedLimit, seg+1)
 	if len(data) == 0 {
 		*s = segment{}
-	} else {
-		*s = segment{base: unsafe.Pointer(unsafe.SliceData(data)), size: uint64(len(data)), writable: writable, data: data}
+		return Addr(seg, 0), nil
 	}
+	// Field by field: a composite literal is built on the stack and
+	// copied, and the copy's wide loads stall on the narrow stores before
+	// them (a store-forwarding stall, a quarter of a short JIT run).
+	s.base, s.size, s.writable, s.data, s.mem = unsafe.Pointer(unsafe.SliceData(data)), uint64(len(data)), writable, data, mem
 	return Addr(seg, 0), nil
 }
 

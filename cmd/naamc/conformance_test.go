@@ -98,3 +98,53 @@ func TestVMTierFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestVMMemorySize: naamc vm refuses memory of more than 2^32-1 bytes (an
+// offset of 2^32 would be the next segment's), naming the size, before
+// reading it, in both tiers; the files are sparse, so nothing is
+// allocated.
+func TestVMMemorySize(t *testing.T) {
+	tmp := t.TempDir()
+	prog := filepath.Join(tmp, "p.s")
+	if err := os.WriteFile(prog, []byte("mov %r0, %r2\nexit"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		size int64
+		code int
+		want string // last line of stdout, or stderr
+	}{
+		{8, 0, "0x8"},
+		{1 << 20, 0, "0x100000"},
+		{1 << 32, 2, "4294967296 bytes of memory, more than one segment holds (4294967295)"},
+		{1<<32 + 1, 2, "4294967297 bytes of memory, more than one segment holds (4294967295)"},
+		{1 << 40, 2, "1099511627776 bytes of memory, more than one segment holds (4294967295)"},
+	}
+	for _, tier := range []string{"interp", "jit"} {
+		if tier == "jit" && jit.Available() != nil {
+			continue
+		}
+		for _, tt := range tests {
+			mem := filepath.Join(tmp, fmt.Sprintf("mem-%d", tt.size))
+			f, err := os.Create(mem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Truncate(tt.size); err != nil {
+				f.Close()
+				t.Skipf("sparse file of %d bytes: %v", tt.size, err)
+			}
+			f.Close()
+			var stdout, stderr bytes.Buffer
+			code := doMain([]string{"vm", "--tier", tier, "--mem", mem, prog}, &stdout, &stderr)
+			have := strings.TrimSpace(stdout.String())
+			if code != 0 {
+				have = strings.TrimSpace(stderr.String())
+			}
+			if code != tt.code || !strings.Contains(have, tt.want) {
+				t.Errorf("%s, %d bytes: exit %d, %q; want exit %d, %q", tier, tt.size, code, have, tt.code, tt.want)
+			}
+			os.Remove(mem)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,11 +35,13 @@ PROGRAM is a file of little-endian 8-byte instruction slots, or eBPF text
 conformance suite's "unwind" (returns r1); no other helpers exist.
 
 The last line of stdout is r0 as 0x...; exit status 0. A fault (out-of-bounds
-access, budget exhausted, ...) exits 1 with the reason on stderr.
+access, budget exhausted, ...) exits 1 with the reason on stderr. Memory of
+more than 4294967295 bytes (2^32-1, one segment) is refused.
 
 With --bench N the program runs N times on the same memory after one
 checked run, and the last line is "ns/run: X" (after insns/run and ns/insn,
-and compile-us with --tier jit).
+and compile-us with --tier jit). The memory lives across the runs (the JIT
+maps it into its linear memory once, as it maps regions).
 
 --tier jit translates the program to WebAssembly and runs it as machine code
 (wasmtime); the program is unverified, so every access stays checked and
@@ -72,11 +75,13 @@ a build with cgo.`,
 			if err != nil {
 				return err
 			}
-			run, executed, compileTime, err := rawRunner(tier, insns, vm.Options{Budget: budget, Helpers: vm.RawHelpers()})
+			x, compileTime, err := rawExecutable(tier, insns)
 			if err != nil {
 				return rejected(cmd, args[0]+": ", err)
 			}
-			r0, err := run(mem)
+			m := vm.NewMachine(vm.Options{Budget: budget, Helpers: vm.RawHelpers()})
+			defer m.Close()
+			r0, err := m.RunRawMemory(x, mem)
 			if err != nil {
 				return &cli.ExitError{Code: exitRejected, Err: err}
 			}
@@ -85,10 +90,10 @@ a build with cgo.`,
 				fmt.Fprintf(out, "%#x\n", r0)
 				return nil
 			}
-			insnsPerRun := executed()
+			insnsPerRun := m.Executed()
 			start := time.Now()
 			for range bench {
-				if _, err := run(mem); err != nil {
+				if _, err := m.RunRawMemory(x, mem); err != nil {
 					return &cli.ExitError{Code: exitRejected, Err: err}
 				}
 			}
@@ -112,42 +117,76 @@ a build with cgo.`,
 	return cmd
 }
 
-// rawRunner loads insns for tier and returns a function that runs them in
-// raw mode, one that returns the last run's instruction count, and the
-// JIT's compile time. Raw programs are unverified, so the JIT compiles
-// them checked: every access bounds-checked, faults as the interpreter's.
-func rawRunner(tier string, insns asm.Instructions, opts vm.Options) (run func([]byte) (uint64, error), executed func() uint64, compile time.Duration, err error) {
+// rawExecutable prepares insns for tier and returns the JIT's compile
+// time. Raw programs are unverified, so the JIT compiles them checked:
+// every access bounds-checked, faults as the interpreter's.
+func rawExecutable(tier string, insns asm.Instructions) (vm.Executable, time.Duration, error) {
 	if tier == "jit" {
 		code, err := jit.Compile(insns, jit.Options{})
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, 0, err
 		}
-		m, err := jit.NewMachine(opts)
-		if err != nil {
-			return nil, nil, 0, err
-		}
-		return func(mem []byte) (uint64, error) { return m.RunRaw(code, mem) }, m.Executed, code.Stats().Total(), nil
+		return code, code.Stats().Total(), nil
 	}
 	p, err := vm.Load(insns)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, 0, err
 	}
-	m := vm.NewMachine(opts)
-	return func(mem []byte) (uint64, error) { return m.RunRaw(p, mem) }, m.Executed, 0, nil
+	return p, 0, nil
 }
 
-func readMem(file, hexText string) ([]byte, error) {
+// readMem returns the memory of --mem FILE or --mem-hex HEX (empty without
+// either) as a vm.Memory, refusing more than one segment holds before
+// reading it.
+func readMem(file, hexText string) (*vm.Memory, error) {
+	var data []byte
 	switch {
 	case file != "":
-		return os.ReadFile(file)
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			return nil, err
+		}
+		if err := memSize(st.Size(), "--mem "+file); err != nil {
+			return nil, err
+		}
+		mem, err := vm.NewMemory(uint64(st.Size()))
+		if err != nil {
+			return nil, err
+		}
+		if _, err := io.ReadFull(f, mem.Bytes()); err != nil {
+			return nil, fmt.Errorf("--mem %s: %v", file, err)
+		}
+		return mem, nil
 	case hexText != "":
 		b, err := hex.DecodeString(strings.Join(strings.Fields(hexText), ""))
 		if err != nil {
 			return nil, fmt.Errorf("--mem-hex: %v", err)
 		}
-		return b, nil
+		if err := memSize(int64(len(b)), "--mem-hex"); err != nil {
+			return nil, err
+		}
+		data = b
 	}
-	return nil, nil
+	mem, err := vm.NewMemory(uint64(len(data)))
+	if err != nil {
+		return nil, err
+	}
+	copy(mem.Bytes(), data)
+	return mem, nil
+}
+
+// memSize refuses raw memory larger than a segment: an offset of 2^32
+// would be the next segment's.
+func memSize(n int64, what string) error {
+	if uint64(n) > vm.MaxSegmentSize {
+		return fmt.Errorf("%s: %d bytes of memory, more than one segment holds (%d)", what, n, uint64(vm.MaxSegmentSize))
+	}
+	return nil
 }
 
 // isText reports whether a program file is assembly text: .s and .asm files

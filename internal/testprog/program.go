@@ -37,9 +37,10 @@ func (p Program) NewMem() []byte {
 }
 
 // Benchmarks returns the benchmark programs: an ALU loop, FNV-1a over
-// 1 KiB, binary searches in 32 KiB and a 64-hop pointer chase.
+// 1 KiB, binary searches in 32 KiB, a 64-hop pointer chase and a linear
+// search of 32 KiB.
 func Benchmarks() []Program {
-	return []Program{ALULoop(), FNV1a(), BinarySearch(), PointerChase()}
+	return []Program{ALULoop(), FNV1a(), BinarySearch(), PointerChase(), LinearSearch()}
 }
 
 // ByName returns the benchmark program called name.

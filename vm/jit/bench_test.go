@@ -3,7 +3,6 @@
 package jit_test
 
 import (
-	"fmt"
 	"github.com/cilium/ebpf/asm"
 	"runtime"
 	"testing"
@@ -77,17 +76,17 @@ func BenchmarkPrograms(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					m, err := jit.NewMachine(vm.Options{})
-					if err != nil {
-						b.Fatal(err)
-					}
-					mem := p.NewMem()
-					if r0, err := m.RunRaw(code, mem); err != nil || r0 != p.Want {
+					m := vm.NewMachine(vm.Options{})
+					defer m.Close()
+					// The program's memory lives across runs, mapped in
+					// place, as naamc vm --bench keeps it.
+					mem := memoryOf(b, p)
+					if r0, err := m.RunRawMemory(code, mem); err != nil || r0 != p.Want {
 						b.Fatalf("r0 = %#x (err %v), want %#x", r0, err, p.Want)
 					}
 					b.ReportAllocs()
 					for b.Loop() {
-						m.RunRaw(code, mem)
+						m.RunRawMemory(code, mem)
 					}
 					report(b, interpNs, kernelNs)
 					b.ReportMetric(float64(code.Stats().Total().Nanoseconds())/1e3, "compile-us")
@@ -115,6 +114,16 @@ func BenchmarkPrograms(b *testing.B) {
 			})
 		})
 	}
+}
+
+// memoryOf returns p's initial memory as a vm.Memory.
+func memoryOf(tb testing.TB, p testprog.Program) *vm.Memory {
+	mem, err := vm.NewMemory(uint64(p.MemSize))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	copy(mem.Bytes(), p.NewMem())
+	return mem
 }
 
 // report adds x-interp and x-kernel to a benchmark of one run per op.
@@ -186,36 +195,51 @@ func BenchmarkCompile(b *testing.B) {
 }
 
 // BenchmarkOverhead is the fixed cost of one raw run of a two-instruction
-// program, with no memory and with 1 KiB, in each tier: what the JIT adds
-// to a short handler (mapping, copying, entering Wasm).
+// program in each tier: with no memory, with 1 KiB given as a slice
+// (which the JIT copies in and out) and with 16 KiB given as a vm.Memory
+// (which it maps in place once): what the JIT adds to a short handler.
 func BenchmarkOverhead(b *testing.B) {
 	insns := asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}
-	for _, size := range []int{0, 1024} {
-		mem := make([]byte, size)
-		b.Run(fmt.Sprintf("mem-%d/interp", size), func(b *testing.B) {
-			p, err := vm.Load(insns)
-			if err != nil {
-				b.Fatal(err)
-			}
+	p, err := vm.Load(insns)
+	if err != nil {
+		b.Fatal(err)
+	}
+	mem, err := vm.NewMemory(16 << 10)
+	if err != nil {
+		b.Fatal(err)
+	}
+	slice := make([]byte, 1024)
+	cases := []struct {
+		name string
+		run  func(m *vm.Machine, x vm.Executable)
+	}{
+		{"none", func(m *vm.Machine, x vm.Executable) { m.RunRaw(x, nil) }},
+		{"slice-1k", func(m *vm.Machine, x vm.Executable) { m.RunRaw(x, slice) }},
+		{"memory-16k", func(m *vm.Machine, x vm.Executable) { m.RunRawMemory(x, mem) }},
+	}
+	for _, c := range cases {
+		b.Run(c.name+"/interp", func(b *testing.B) {
 			m := vm.NewMachine(vm.Options{})
 			b.ReportAllocs()
 			for b.Loop() {
-				m.RunRaw(p, mem)
+				c.run(m, p)
 			}
 		})
 		for _, unchecked := range []bool{false, true} {
-			b.Run(fmt.Sprintf("mem-%d/jit-unchecked=%v", size, unchecked), func(b *testing.B) {
+			name := c.name + "/jit-checked"
+			if unchecked {
+				name = c.name + "/jit-fast"
+			}
+			b.Run(name, func(b *testing.B) {
 				code, err := jit.Compile(insns, jit.Options{Unchecked: unchecked})
 				if err != nil {
 					b.Fatal(err)
 				}
-				m, err := jit.NewMachine(vm.Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
+				m := vm.NewMachine(vm.Options{})
+				defer m.Close()
 				b.ReportAllocs()
 				for b.Loop() {
-					m.RunRaw(code, mem)
+					c.run(m, code)
 				}
 			})
 		}

@@ -40,10 +40,7 @@ func TestCache(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	m, err := jit.NewMachine(vm.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := vm.NewMachine(vm.Options{})
 	if res, err := m.Invoke(codes[0], &vm.Invocation{Entry: 2, Reply: make([]byte, 8)}); err != nil || res.R0 != 2 {
 		t.Fatalf("entry 2: r0 = %d, err %v; want 2 (the entries load returned)", res.R0, err)
 	}

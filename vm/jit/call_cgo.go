@@ -13,6 +13,7 @@ package jit
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
+#include <stdlib.h>
 
 typedef struct { uint64_t store_id; void *priv; } naam_wasmtime_func_t;
 typedef union { int64_t i64; uint8_t v128[16]; } naam_wasmtime_val_raw_t;
@@ -25,20 +26,27 @@ extern void wasmtime_error_message(const void *err, naam_wasm_byte_vec_t *messag
 extern void wasm_trap_delete(void *trap);
 extern void wasm_trap_message(const void *trap, naam_wasm_byte_vec_t *message);
 extern void wasm_byte_vec_delete(naam_wasm_byte_vec_t *vec);
+extern void wasmtime_config_memory_reservation_set(void *config, uint64_t size);
+extern void wasmtime_config_memory_may_move_set(void *config, _Bool may_move);
+
+// naam_out is where naam_call reports a failed call.
+typedef struct { int failed; char msg[256]; } naam_out;
 
 // naam_call runs a () -> i64 function. On a trap or an error it returns 0,
-// sets *failed and copies the message (truncated) into msg.
-static int64_t naam_call(void *store, uint64_t store_id, void *priv, int *failed, char *msg, size_t cap) {
-	naam_wasmtime_func_t f = { store_id, priv };
+// sets out->failed and copies the message (truncated) into out->msg. Its
+// arguments are integers, so that cgo has no Go pointers to check.
+static int64_t naam_call(uintptr_t store, uint64_t store_id, uintptr_t priv, uintptr_t outp) {
+	naam_out *out = (naam_out *)outp;
+	naam_wasmtime_func_t f = { store_id, (void *)priv };
 	naam_wasmtime_val_raw_t v;
-	memset(&v, 0, sizeof v);
+	v.i64 = 0;
 	void *trap = NULL;
-	void *err = wasmtime_func_call_unchecked(store, &f, &v, 1, &trap);
+	void *err = wasmtime_func_call_unchecked((void *)store, &f, &v, 1, &trap);
 	if (err == NULL && trap == NULL) {
-		*failed = 0;
+		out->failed = 0;
 		return v.i64;
 	}
-	*failed = 1;
+	out->failed = 1;
 	naam_wasm_byte_vec_t m = { 0, NULL };
 	if (trap != NULL) {
 		wasm_trap_message(trap, &m);
@@ -47,12 +55,14 @@ static int64_t naam_call(void *store, uint64_t store_id, void *priv, int *failed
 		wasmtime_error_message(err, &m);
 		wasmtime_error_delete(err);
 	}
-	size_t n = m.size < cap - 1 ? m.size : cap - 1;
-	if (m.data != NULL) memcpy(msg, m.data, n);
-	msg[n] = 0;
+	size_t n = m.size < sizeof out->msg - 1 ? m.size : sizeof out->msg - 1;
+	if (m.data != NULL) memcpy(out->msg, m.data, n);
+	out->msg[n] = 0;
 	wasm_byte_vec_delete(&m);
 	return 0;
 }
+
+static naam_out *naam_new_out(void) { return calloc(1, sizeof(naam_out)); }
 */
 import "C"
 
@@ -73,26 +83,43 @@ type funcLayout struct {
 // A different layout of wasmtime.Func does not compile.
 var _ = [1]struct{}{}[unsafe.Sizeof(wasmtime.Func{})-unsafe.Sizeof(funcLayout{})]
 
+// configLayout is wasmtime-go's Config: one wasm_config_t pointer.
+type configLayout struct{ ptr unsafe.Pointer }
+
+// A different layout of wasmtime.Config does not compile.
+var _ = [1]struct{}{}[unsafe.Sizeof(wasmtime.Config{})-unsafe.Sizeof(configLayout{})]
+
+// pinMemory makes every linear memory of engines made with cfg a 4 GiB
+// reservation that never moves: a 32-bit memory grows inside it, so the
+// base an instance keeps and the files it maps in place stay where they
+// are. (These settings have no wasmtime-go method; the C API has them.)
+func pinMemory(cfg *wasmtime.Config) {
+	p := (*configLayout)(unsafe.Pointer(cfg)).ptr
+	C.wasmtime_config_memory_reservation_set(p, 1<<32)
+	C.wasmtime_config_memory_may_move_set(p, false)
+	runtime.KeepAlive(cfg)
+}
+
 // storeContext returns the store's context, which lives as long as the
 // store does (wasmtime_store_context), so that a run need not ask again.
 func storeContext(store *wasmtime.Store) unsafe.Pointer { return unsafe.Pointer(store.Context()) }
 
-// callOut is where the C side reports a failed call: kept in the
-// machine, so that a call does not allocate.
-type callOut struct {
-	failed C.int
-	msg    [256]C.char
-}
+// callOut is where the C side reports a failed call: C memory, made once
+// per instance, so that a call neither allocates nor passes a Go pointer.
+type callOut struct{ p *C.naam_out }
+
+func newCallOut() callOut { return callOut{C.naam_new_out()} }
+
+func (o callOut) free() { C.free(unsafe.Pointer(o.p)) }
 
 // callRun calls fn, of type () -> i64, in store, whose context is ctx.
-func callRun(store *wasmtime.Store, ctx unsafe.Pointer, fn *wasmtime.Func, out *callOut) (int64, error) {
+func callRun(store *wasmtime.Store, ctx unsafe.Pointer, fn *wasmtime.Func, out callOut) (int64, error) {
 	f := (*funcLayout)(unsafe.Pointer(fn))
-	msg := &out.msg
-	r := C.naam_call(ctx, C.uint64_t(f.storeID), f.priv, &out.failed, &msg[0], C.size_t(len(msg)))
+	r := C.naam_call(C.uintptr_t(uintptr(ctx)), C.uint64_t(f.storeID), C.uintptr_t(uintptr(f.priv)), C.uintptr_t(uintptr(unsafe.Pointer(out.p))))
 	runtime.KeepAlive(store)
 	runtime.KeepAlive(fn)
-	if out.failed != 0 {
-		return 0, errors.New(C.GoString(&msg[0]))
+	if out.p.failed != 0 {
+		return 0, errors.New(C.GoString(&out.p.msg[0]))
 	}
 	return int64(r), nil
 }

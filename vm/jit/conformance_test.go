@@ -86,10 +86,7 @@ func runConformance(tc conformance.Test) (unchecked bool, err error) {
 
 // runJIT runs code in raw mode on a copy of mem.
 func runJIT(code *jit.Code, opts vm.Options, mem []byte) (uint64, error, []byte, uint64) {
-	m, err := jit.NewMachine(opts)
-	if err != nil {
-		return 0, err, nil, 0
-	}
+	m := vm.NewMachine(opts)
 	defer m.Close()
 	mem = bytes.Clone(mem)
 	r0, err := m.RunRaw(code, mem)

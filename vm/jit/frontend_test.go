@@ -101,10 +101,7 @@ func runHandler(t *testing.T, obj *bytecode.Object, code *jit.Code, h bytecode.H
 	var res vm.Result
 	var err error
 	if useJIT {
-		m, merr := jit.NewMachine(opts)
-		if merr != nil {
-			t.Fatal(merr)
-		}
+		m := vm.NewMachine(opts)
 		defer m.Close()
 		res, err = m.Invoke(code, inv)
 	} else {

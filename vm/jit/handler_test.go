@@ -182,10 +182,7 @@ func jitEngine(t *testing.T, raw []byte, entry int, opts vm.Options, unchecked b
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := jit.NewMachine(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := vm.NewMachine(opts)
 	defer m.Close()
 	return m.Invoke(code, inv)
 }
@@ -245,10 +242,7 @@ func TestKVGet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		jm, err := jit.NewMachine(vm.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		jm := vm.NewMachine(vm.Options{})
 		im := vm.NewMachine(vm.Options{Unchecked: unchecked})
 		table := make([]byte, size)
 		for i := range table {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -30,6 +31,7 @@ func sharedEngine() *wasmtime.Engine {
 		cfg := wasmtime.NewConfig()
 		cfg.SetWasmThreads(true) // atomic read-modify-write instructions
 		cfg.SetCraneliftOptLevel(wasmtime.OptLevelSpeed)
+		pinMemory(cfg)
 		engine = wasmtime.NewEngineWithConfig(cfg)
 	})
 	return engine
@@ -38,8 +40,17 @@ func sharedEngine() *wasmtime.Engine {
 // Available reports whether the tier can run here: nil with cgo.
 func Available() error { return nil }
 
-// Code is a program compiled to machine code: immutable, shared by every
-// Machine that runs it.
+// InPlace reports whether runs map mem into linear memory in place (a
+// memory with a file, on Linux), so that their writes and atomics are
+// shared with every other machine at once; other memory is copied in and
+// out for each run.
+func InPlace(mem *vm.Memory) bool {
+	fd, _ := mem.FD()
+	return mapsInPlace && fd >= 0
+}
+
+// Code is a program compiled to machine code: a vm.Executable, immutable,
+// shared by every machine that runs it.
 type Code struct {
 	prog   *vm.Program
 	tr     *translation
@@ -55,8 +66,21 @@ func Compile(insns asm.Instructions, opts Options) (*Code, error) {
 	if err != nil {
 		return nil, err
 	}
+	return compile(prog, opts)
+}
+
+// Compile implements vm.Engine: p compiled with e's mode and entries.
+func (e Engine) Compile(p *vm.Program, entries []int) (vm.Executable, error) {
+	c, err := compile(p, Options{Unchecked: e.Unchecked, Entries: entries})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func compile(prog *vm.Program, opts Options) (*Code, error) {
 	start := time.Now()
-	tr, err := translate(insns, append([]int{0}, opts.Entries...), !opts.Unchecked)
+	tr, err := translate(prog.Insns(), append([]int{0}, opts.Entries...), !opts.Unchecked)
 	if err != nil {
 		return nil, err
 	}
@@ -68,13 +92,13 @@ func Compile(insns asm.Instructions, opts Options) (*Code, error) {
 	done := time.Now()
 	return &Code{prog: prog, tr: tr, module: mod, opts: opts, stats: Stats{
 		Translate: translated.Sub(start), Compile: done.Sub(translated),
-		WasmBytes: len(tr.wasm), Blocks: len(tr.blocks), Slots: tr.slots,
+		WasmBytes: len(tr.wasm), Blocks: len(tr.blocks), Loops: tr.loops, FastLoops: tr.fastLoops, Guarded: tr.guarded, Slots: tr.slots,
 	}}, nil
 }
 
 // Close frees the machine code now instead of when the garbage collector
-// finds c unreachable (wasmtime's memory is invisible to it). No machine
-// may run c afterwards.
+// finds c unreachable (wasmtime's memory is invisible to it). Instances
+// already made keep working; no new one can be made.
 func (c *Code) Close() { c.module.Close() }
 
 // Program returns the interpreter's form of the same program.
@@ -86,122 +110,120 @@ func (c *Code) Stats() Stats { return c.stats }
 // Unchecked reports whether c was compiled without memory checks.
 func (c *Code) Unchecked() bool { return c.opts.Unchecked }
 
-// Machine is one core running compiled code: a vm.Machine (memory map,
-// helpers, budget, the handler ABI) and a wasmtime store holding an
-// instance, with its own linear memory, of each Code it has run. Not safe
-// for concurrent use.
-type Machine struct {
-	vm        *vm.Machine
-	store     *wasmtime.Store
-	linker    *wasmtime.Linker
-	instances map[*Code]*instance
-	run       vm.RunFunc // m.runOn, bound once
-	cur       *Code
-	// helperErr and helperSteps record a helper's fault, which ends the
-	// run as a trap.
-	helperErr   error
-	helperSteps uint64
-	out         callOut        // a failed call's report, from callRun
-	ctx         unsafe.Pointer // the store's context
+// Instantiate implements vm.Executable: a wasmtime store of its own with
+// an instance of c and its linear memory, for one machine.
+func (c *Code) Instantiate(ec *vm.EngineContext) (vm.Instance, error) {
+	in := &instance{code: c, ec: ec, entry: -1, mapTop: mapBase}
+	in.store = wasmtime.NewStore(sharedEngine())
+	in.out = newCallOut()
+	in.ctx = storeContext(in.store)
+	i32, i64 := wasmtime.NewValType(wasmtime.KindI32), wasmtime.NewValType(wasmtime.KindI64)
+	ty := wasmtime.NewFuncType([]*wasmtime.ValType{i32, i32, i64, i64, i64, i64, i64, i64}, []*wasmtime.ValType{i64})
+	helper := wasmtime.NewFunc(in.store, ty, in.helper)
+	inst, err := wasmtime.NewInstance(in.store, c.module, []wasmtime.AsExtern{helper})
+	if err != nil {
+		in.Close()
+		return nil, fmt.Errorf("jit: instantiate: %w", err)
+	}
+	in.run = inst.GetFunc(in.store, "run")
+	if ex := inst.GetExport(in.store, "memory"); ex != nil {
+		in.memory = ex.Memory()
+	}
+	if in.run == nil || in.memory == nil {
+		in.Close()
+		return nil, errors.New("jit: module lacks run or memory")
+	}
+	in.base = in.memory.Data(in.store)
+	in.mem = unsafe.Slice((*byte)(in.base), in.memory.DataSize(in.store))
+	// The stack's table entries never change.
+	setLimits(in.mem, vm.SegStack, stackBase, vm.StackBytes, true)
+	return in, nil
 }
 
+// instance is a Code on one machine: a store with an instance of the
+// module, and the state of its linear memory (spec/jit.md, Memory).
 type instance struct {
+	// The instance is large enough to start on a page: its hot fields at
+	// offset 0 would share an L1 set with the other page-aligned things a
+	// run touches (linear memory's control block and tables, the memories
+	// mapped in place, the machine).
+	_      [64]byte
+	code   *Code
+	ec     *vm.EngineContext
+	store  *wasmtime.Store
+	ctx    unsafe.Pointer // the store's context
 	run    *wasmtime.Func
 	memory *wasmtime.Memory
-	mem    []byte // the linear memory, refreshed after it grows
-	mapped []mapping
+	base   unsafe.Pointer // linear memory's base: it never moves (pinMemory)
+	mem    []byte         // linear memory, as large as it has grown
+	// entry and entryBlock are the last run's entry slot and its dispatch
+	// index.
+	entry, entryBlock int
+	// tables is what the base and limit tables say of each segment.
+	tables [256]tableEntry
+	// placed are the memories mapped in place, from mapBase up to mapTop;
+	// they stay mapped for the instance's life (or until space runs out).
+	placed []placement
+	mapTop int
+	// copies are the run's segments copied in above mapTop.
+	copies []copied
+	// budget is the run's (runBudget); helperErr and helperSteps record a
+	// helper's fault, which ends the run as a trap.
+	budget      uint64
+	helperErr   error
+	helperSteps uint64
+	out         callOut // a failed call's report, from callRun
 }
 
-// mapping is one segment copied into linear memory for a run.
-type mapping struct {
+type tableEntry struct {
+	off, n   int
+	writable bool
+	mem      *vm.Memory // mapped in place there; nil for a copy
+}
+
+// placement is a vm.Memory's file mapped at off, n bytes (whole pages).
+type placement struct {
+	mem    *vm.Memory
+	off, n int
+}
+
+// copied is a segment copied into linear memory at off for a run.
+type copied struct {
 	seg      vm.Segment
-	off      int // in linear memory
-	orig     []byte
+	off      int
+	data     []byte
 	writable bool
 }
 
-// NewMachine returns a machine with opts (budget, helpers; Unchecked is
-// the Code's business, not the machine's).
-func NewMachine(opts vm.Options) (*Machine, error) {
-	m := &Machine{vm: vm.NewMachine(opts), instances: map[*Code]*instance{}}
-	m.store = wasmtime.NewStore(sharedEngine())
-	m.ctx = storeContext(m.store)
-	m.linker = wasmtime.NewLinker(sharedEngine())
-	i32, i64 := wasmtime.NewValType(wasmtime.KindI32), wasmtime.NewValType(wasmtime.KindI64)
-	ty := wasmtime.NewFuncType([]*wasmtime.ValType{i32, i32, i64, i64, i64, i64, i64, i64}, []*wasmtime.ValType{i64})
-	if err := m.linker.FuncNew("naam", "helper", ty, m.helper); err != nil {
-		return nil, err
-	}
-	m.run = m.runOn
-	return m, nil
-}
-
-// helper serves the module's helper import: id, pc, steps, r1–r5.
-func (m *Machine) helper(_ *wasmtime.Caller, args []wasmtime.Val) (res []wasmtime.Val, trap *wasmtime.Trap) {
+// helper serves the module's helper import: id, pc, budget left, r1–r5.
+func (in *instance) helper(_ *wasmtime.Caller, args []wasmtime.Val) (res []wasmtime.Val, trap *wasmtime.Trap) {
 	defer func() {
 		// A panicking helper ends the run as the checked interpreter's
 		// recover does, instead of unwinding through wasmtime.
 		if r := recover(); r != nil {
-			m.helperErr = &vm.Fault{Kind: vm.FaultInternal, PC: int(args[1].I32()), Err: fmt.Errorf("%v", r)}
-			m.helperSteps = uint64(args[2].I64())
+			in.helperErr = &vm.Fault{Kind: vm.FaultInternal, PC: int(args[1].I32()), Err: fmt.Errorf("%v", r)}
+			in.helperSteps = in.budget - uint64(args[2].I64())
 			res, trap = nil, wasmtime.NewTrap("helper panic")
 		}
 	}()
-	v, err := m.vm.CallHelper(int(args[1].I32()), uint32(args[0].I32()),
+	v, err := in.ec.CallHelper(int(args[1].I32()), uint32(args[0].I32()),
 		uint64(args[3].I64()), uint64(args[4].I64()), uint64(args[5].I64()), uint64(args[6].I64()), uint64(args[7].I64()))
 	if err != nil {
-		m.helperErr, m.helperSteps = err, uint64(args[2].I64())
+		in.helperErr, in.helperSteps = err, in.budget-uint64(args[2].I64())
 		return nil, wasmtime.NewTrap("helper fault")
 	}
 	return []wasmtime.Val{wasmtime.ValI64(int64(v))}, nil
 }
 
-// Close frees the machine's store, with every instance and linear memory
-// in it (each reserves gigabytes of address space for Wasm's guard
-// pages), now instead of when the garbage collector finds the machine
-// unreachable. The machine cannot run anything afterwards.
-func (m *Machine) Close() {
-	m.store.Close()
-	m.instances = nil
-}
-
-// VM returns the machine's vm.Machine (memory map, options).
-func (m *Machine) VM() *vm.Machine { return m.vm }
-
-// Executed returns the instructions the last run executed.
-func (m *Machine) Executed() uint64 { return m.vm.Executed() }
-
-// RunRaw runs c in raw mode (vm.Machine.RunRaw's convention).
-func (m *Machine) RunRaw(c *Code, mem []byte) (uint64, error) {
-	m.cur = c
-	return m.vm.RunRawWith(c.prog, mem, m.run)
-}
-
-// Invoke runs the handler at inv.Entry under the handler ABI
-// (vm.Machine.Invoke's contract); inv.Entry must be slot 0 or one of the
-// Entries c was compiled with.
-func (m *Machine) Invoke(c *Code, inv *vm.Invocation) (vm.Result, error) {
-	m.cur = c
-	return m.vm.InvokeWith(c.prog, inv, m.run)
-}
-
-func (m *Machine) instance(c *Code) (*instance, error) {
-	if in := m.instances[c]; in != nil {
-		return in, nil
-	}
-	inst, err := m.linker.Instantiate(m.store, c.module)
-	if err != nil {
-		return nil, fmt.Errorf("jit: instantiate: %w", err)
-	}
-	in := &instance{run: inst.GetFunc(m.store, "run"), memory: inst.GetExport(m.store, "memory").Memory()}
-	if in.run == nil || in.memory == nil {
-		return nil, errors.New("jit: module lacks run or memory")
-	}
-	in.mem = in.memory.UnsafeData(m.store)
-	// The stack's table entries never change.
-	setLimits(in.mem, vm.SegStack, stackBase, vm.StackBytes, true)
-	m.instances[c] = in
-	return in, nil
+// Close frees the store, with the instance and its linear memory (which
+// reserves gigabytes of address space for Wasm's guard pages and holds
+// the mappings of the memories placed in it), now instead of when the
+// garbage collector finds it unreachable.
+func (in *instance) Close() {
+	in.store.Close()
+	in.out.free()
+	in.out = callOut{}
+	in.placed, in.copies = nil, nil
 }
 
 // trapFrame finds the innermost frame's module offset in a trap message
@@ -211,52 +233,76 @@ var trapFrame = regexp.MustCompile(`(?m)^\s*0:\s+0x([0-9a-f]+) - `)
 // maxLinear is the most linear memory a run may use: 4 GiB less a page.
 const maxLinear = 1<<32 - 1<<16
 
-// runOn is the vm.RunFunc of the tier: it copies the machine's mapped
-// segments into the instance's linear memory, runs, copies the writable
-// ones back and turns the outcome into r0 or a *vm.Fault.
-func (m *Machine) runOn(vmm *vm.Machine, p *vm.Program, entry int, r1, r2 uint64) (uint64, error) {
-	c := m.cur
-	vmm.BeginRun()
-	blk, ok := c.tr.dispatch[entry]
-	if !ok || entry >= c.tr.slots {
-		return 0, fmt.Errorf("jit: entry point %d is not an entry the code was compiled with", entry)
+// mapBase is where memories mapped in place begin: the first host page
+// boundary at or above dynBase.
+var mapBase = (dynBase + os.Getpagesize() - 1) &^ (os.Getpagesize() - 1)
+
+// maxPlaced bounds the memories one instance keeps mapped; past it (or
+// past the linear memory) it drops them all and maps what runs need anew.
+const maxPlaced = 256
+
+// Run implements vm.Instance: it lays out the machine's segments in linear
+// memory (memories with a file mapped in place once, others copied in),
+// runs, copies the writable copies back and turns the outcome into r0 or
+// a *vm.Fault.
+func (in *instance) Run(entry int, r1, r2 uint64) (uint64, error) {
+	c, ec := in.code, in.ec
+	if entry != in.entry {
+		blk, ok := c.tr.dispatch[entry]
+		if !ok || entry >= c.tr.slots {
+			return 0, fmt.Errorf("jit: entry point %d is not an entry the code was compiled with", entry)
+		}
+		in.entry, in.entryBlock = entry, blk
 	}
 	if c.opts.Unchecked {
-		for i := range p.Regions() {
-			if vmm.Segment(vm.RegionSegment(i)).Data == nil {
+		for i := range c.prog.Regions() {
+			if data, _, _ := ec.Segment(vm.RegionSegment(i)); data == nil {
 				return 0, fmt.Errorf("jit: the program addresses region %d, which is not mapped (unchecked runs need every region mapped)", i)
 			}
 		}
 	}
-	in, err := m.instance(c)
-	if err != nil {
-		return 0, err
-	}
-	if err := m.mapSegments(vmm, in); err != nil {
-		m.unmapSegments(vmm, in, false) // nothing ran: restore the maps, copy nothing back
+	if err := in.layout(); err != nil {
+		in.dropCopies()
 		return 0, err
 	}
 	mem := in.mem
 	le := binary.LittleEndian
-	le.PutUint32(mem[ctlEntry:], uint32(blk))
-	le.PutUint64(mem[ctlBudget:], vmm.Budget())
+	le.PutUint32(mem[ctlEntry:], uint32(in.entryBlock))
+	budget := runBudget(ec.Budget())
+	in.budget = budget
+	le.PutUint64(mem[ctlBudget:], budget)
 	le.PutUint64(mem[ctlArgs:], r1)
 	le.PutUint64(mem[ctlArgs+8:], r2)
 	clear(mem[ctlArgs+16 : ctlArgs+40]) // r3–r5
 	le.PutUint32(mem[ctlKind:], 0)
 	if !c.opts.Unchecked {
-		clear(mem[stackBase : stackBase+vm.StackBytes]) // as the checked interpreter does
+		// As the checked interpreter does; below stackLow no run of this
+		// code has written.
+		clear(mem[stackBase+c.tr.stackLow : stackBase+vm.StackBytes])
 	}
-	m.helperErr = nil
-	r0, callErr := callRun(m.store, m.ctx, in.run, &m.out)
-	m.unmapSegments(vmm, in, c.tr.writes)
+	if c.tr.helpers {
+		if err := in.redirect(); err != nil {
+			in.dropCopies()
+			return 0, err
+		}
+	}
+	in.helperErr = nil
+	r0, callErr := callRun(in.store, in.ctx, in.run, in.out)
+	if c.tr.writes {
+		for _, cp := range in.copies {
+			if cp.writable {
+				copy(cp.data, mem[cp.off:cp.off+len(cp.data)])
+			}
+		}
+	}
+	in.dropCopies()
 
 	if callErr != nil {
-		if m.helperErr != nil {
-			vmm.EndRun(m.helperSteps, 0)
-			return 0, m.helperErr
+		if in.helperErr != nil {
+			ec.Finish(in.helperSteps, 0)
+			return 0, in.helperErr
 		}
-		vmm.EndRun(0, 0)
+		ec.Finish(0, 0)
 		// wasmtime's message spans lines and ends in a native backtrace; its
 		// first frame gives the module offset, which names the slot.
 		msg, _, _ := strings.Cut(callErr.Error(), "Stack backtrace")
@@ -270,61 +316,195 @@ func (m *Machine) runOn(vmm *vm.Machine, p *vm.Program, entry int, r1, r2 uint64
 		}
 		return 0, &vm.Fault{Kind: vm.FaultInternal, PC: pc, Err: fmt.Errorf("jit: wasm trap: %s", strings.Join(strings.Fields(msg), " "))}
 	}
-	steps := le.Uint64(mem[ctlSteps:])
+	steps := budget - le.Uint64(mem[ctlSteps:])
 	pc := int(le.Uint32(mem[ctlPC:]))
 	kind := le.Uint32(mem[ctlKind:])
-	vmm.EndRun(steps, pc)
+	ec.Finish(steps, pc)
 	switch {
 	case kind == 0:
 		return uint64(r0), nil
 	case kind == statusMem:
 		info := le.Uint32(mem[ctlInfo:])
 		op := [...]string{infoLoad: "load", infoStore: "store", infoAtomic: "atomic"}[info>>9&3]
-		return 0, vmm.AccessFault(pc, le.Uint64(mem[ctlAddr:]), uint64(info&0xff), info>>8&1 != 0, op)
+		return 0, ec.AccessFault(pc, le.Uint64(mem[ctlAddr:]), uint64(info&0xff), info>>8&1 != 0, op)
 	case kind == uint32(vm.FaultMisaligned):
 		info := le.Uint32(mem[ctlInfo:])
-		return 0, vmm.MisalignedFault(pc, le.Uint64(mem[ctlAddr:]), uint64(info&0xff))
+		return 0, ec.MisalignedFault(pc, le.Uint64(mem[ctlAddr:]), uint64(info&0xff))
 	default:
 		return 0, &vm.Fault{Kind: vm.FaultKind(kind), PC: pc}
 	}
 }
 
-// mapSegments copies every mapped segment but the stack into linear
-// memory, fills the segment tables, and maps the copies into vmm so that
-// helpers work on them.
-func (m *Machine) mapSegments(vmm *vm.Machine, in *instance) error {
-	for _, mp := range in.mapped {
-		setLimits(in.mem, mp.seg, 0, 0, false)
+// dropCopies forgets the run's copies, so that the instance keeps none of
+// the caller's memory reachable.
+func (in *instance) dropCopies() {
+	clear(in.copies)
+	in.copies = in.copies[:0]
+}
+
+// redirect points the machine's stack and copied segments at their linear
+// memory, so that helpers work on what the code works on. (Memories mapped
+// in place need nothing: both views are the same pages.)
+func (in *instance) redirect() error {
+	if err := in.ec.Redirect(vm.SegStack, in.mem[stackBase:stackBase+vm.StackBytes:stackBase+vm.StackBytes]); err != nil {
+		return err
 	}
-	in.mapped = in.mapped[:0]
-	off := dynBase
-	for seg := vm.SegContext; seg < vmm.MappedLimit(); seg++ {
-		s := vmm.Segment(seg)
-		if s.Data == nil {
-			continue
-		}
-		in.mapped = append(in.mapped, mapping{seg: seg, off: off, orig: s.Data, writable: s.Writable})
-		off += (len(s.Data) + 7) &^ 7
-		if off > maxLinear {
-			return fmt.Errorf("jit: the mapped segments need more than %d bytes of linear memory", maxLinear)
-		}
-	}
-	if need := uint64(off); need > uint64(len(in.mem)) {
-		pages := (need - uint64(len(in.mem)) + 1<<16 - 1) >> 16
-		if _, err := in.memory.Grow(m.store, pages); err != nil {
-			return fmt.Errorf("jit: grow linear memory: %w", err)
-		}
-		in.mem = in.memory.UnsafeData(m.store)
-	}
-	for _, mp := range in.mapped {
-		n := len(mp.orig)
-		copy(in.mem[mp.off:mp.off+n], mp.orig)
-		setLimits(in.mem, mp.seg, mp.off, n, mp.writable)
-		if _, err := vmm.Map(mp.seg, in.mem[mp.off:mp.off+n:mp.off+n], mp.writable); err != nil {
+	for _, cp := range in.copies {
+		n := len(cp.data)
+		if err := in.ec.Redirect(cp.seg, in.mem[cp.off:cp.off+n:cp.off+n]); err != nil {
 			return err
 		}
 	}
-	return vmm.MapStack(in.mem[stackBase : stackBase+vm.StackBytes : stackBase+vm.StackBytes])
+	return nil
+}
+
+// errNoRoom is layoutOnce's report that the placed memories and the
+// run's copies do not fit in linear memory together.
+var errNoRoom = errors.New("no room")
+
+// layout makes linear memory and its tables hold the machine's segments
+// for a run. When they do not fit beside the memories placed so far, it
+// drops those and tries once more.
+func (in *instance) layout() error {
+	err := in.layoutOnce()
+	if err == errNoRoom && len(in.placed) > 0 {
+		if err = in.unplace(); err == nil {
+			err = in.layoutOnce()
+		}
+	}
+	if err == errNoRoom {
+		return fmt.Errorf("jit: the run's segments need %d bytes of linear memory, which holds %d beside the JIT's own", in.need(), maxLinear-mapBase)
+	}
+	return err
+}
+
+// need is how much linear memory the machine's segments take: whole
+// files for memories mapped in place, the bytes of the others.
+func (in *instance) need() uint64 {
+	var n uint64
+	for seg := vm.SegContext; seg < in.ec.MappedLimit(); seg++ {
+		data, _, mem := in.ec.Segment(seg)
+		if mem != nil && InPlace(mem) {
+			_, size := mem.FD()
+			n += uint64(size)
+			continue
+		}
+		n += uint64(len(data)+7) &^ 7
+	}
+	return n
+}
+
+func (in *instance) layoutOnce() error {
+	ec := in.ec
+	limit := ec.MappedLimit()
+	in.copies = in.copies[:0]
+	for seg := vm.SegContext; seg < limit; seg++ {
+		data, writable, mem := ec.Segment(seg)
+		if data == nil {
+			in.setTable(seg, 0, 0, false)
+			continue
+		}
+		if e := &in.tables[seg]; mem != nil && e.mem == mem && e.n == len(data) && e.writable == writable {
+			continue // in place, as in the last run
+		}
+		if mem != nil && InPlace(mem) {
+			fd, size := mem.FD()
+			off, err := in.place(mem, fd, size)
+			if err != nil {
+				return err
+			}
+			in.setTable(seg, off, len(data), writable)
+			in.tables[seg].mem = mem
+			continue
+		}
+		in.copies = append(in.copies, copied{seg: seg, data: data, writable: writable})
+	}
+	off := in.mapTop
+	for i := range in.copies {
+		in.copies[i].off = off
+		off += (len(in.copies[i].data) + 7) &^ 7
+	}
+	if off > maxLinear {
+		return errNoRoom
+	}
+	if err := in.grow(off); err != nil {
+		return err
+	}
+	for _, cp := range in.copies {
+		copy(in.mem[cp.off:], cp.data)
+		in.setTable(cp.seg, cp.off, len(cp.data), cp.writable)
+	}
+	return nil
+}
+
+// place returns where mem's file (fd, size bytes) is mapped in linear
+// memory, mapping it above the others the first time.
+func (in *instance) place(mem *vm.Memory, fd, size int) (int, error) {
+	for _, p := range in.placed {
+		if p.mem == mem {
+			return p.off, nil
+		}
+	}
+	off := in.mapTop
+	if off+size > maxLinear || len(in.placed) == maxPlaced {
+		return 0, errNoRoom
+	}
+	if err := in.grow(off + size); err != nil {
+		return 0, err
+	}
+	if err := mapFile(unsafe.Add(in.base, off), size, fd); err != nil {
+		return 0, err
+	}
+	in.placed = append(in.placed, placement{mem: mem, off: off, n: size})
+	in.mapTop = off + size
+	return off, nil
+}
+
+// unplace drops every memory placed in linear memory, giving it zeroed
+// private pages back, and forgets the tables that pointed there.
+func (in *instance) unplace() error {
+	for _, p := range in.placed {
+		if err := unmapFile(unsafe.Add(in.base, p.off), p.n); err != nil {
+			return fmt.Errorf("jit: unmap a memory from linear memory: %w", err)
+		}
+	}
+	clear(in.placed)
+	in.placed, in.mapTop = in.placed[:0], mapBase
+	for seg := vm.SegContext; seg < vm.Segment(len(in.tables)); seg++ {
+		in.setTable(seg, 0, 0, false)
+	}
+	return nil
+}
+
+// grow makes linear memory at least n bytes long.
+func (in *instance) grow(n int) error {
+	if n <= len(in.mem) {
+		return nil
+	}
+	pages := (uint64(n-len(in.mem)) + 1<<16 - 1) >> 16
+	if _, err := in.memory.Grow(in.store, pages); err != nil {
+		return fmt.Errorf("jit: grow linear memory to %d bytes: %w", n, err)
+	}
+	if in.memory.Data(in.store) != in.base {
+		return errors.New("jit: linear memory moved as it grew")
+	}
+	in.mem = unsafe.Slice((*byte)(in.base), in.memory.DataSize(in.store))
+	return nil
+}
+
+// setTable makes the tables say that seg is n bytes at linear offset off
+// (n = 0: unmapped), if they do not already.
+func (in *instance) setTable(seg vm.Segment, off, n int, writable bool) {
+	e := &in.tables[seg]
+	e.mem = nil
+	if n == 0 {
+		off, writable = 0, false
+	}
+	if e.off == off && e.n == n && e.writable == writable {
+		return
+	}
+	e.off, e.n, e.writable = off, n, writable
+	setLimits(in.mem, seg, off, n, writable)
 }
 
 // setLimits fills seg's entries of the base and limit tables for n bytes
@@ -344,17 +524,4 @@ func setLimits(mem []byte, seg vm.Segment, off, n int, writable bool) {
 		}
 		le.PutUint64(mem[limitTable(size, true)+8*uint32(seg):], limit)
 	}
-}
-
-// unmapSegments copies the writable segments back, if the code can write
-// them, and gives vmm its original mappings.
-func (m *Machine) unmapSegments(vmm *vm.Machine, in *instance, writes bool) {
-	for _, mp := range in.mapped {
-		n := len(mp.orig)
-		if mp.writable && writes {
-			copy(mp.orig, in.mem[mp.off:mp.off+n])
-		}
-		vmm.Map(mp.seg, mp.orig, mp.writable)
-	}
-	vmm.UnmapStack()
 }

@@ -39,10 +39,7 @@ func TestBenchmarkPrograms(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				m, err := jit.NewMachine(vm.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
+				m := vm.NewMachine(vm.Options{})
 				// Twice: the second run reuses the instance and its memory.
 				for range 2 {
 					got, err := m.RunRaw(code, p.NewMem())
@@ -90,10 +87,7 @@ func interpRaw(p *vm.Program, opts vm.Options, mem []byte) outcome {
 }
 
 func jitRaw(t testing.TB, code *jit.Code, opts vm.Options, mem []byte) outcome {
-	m, err := jit.NewMachine(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := vm.NewMachine(opts)
 	defer m.Close()
 	mem = bytes.Clone(mem)
 	r0, err := m.RunRaw(code, mem)
@@ -325,10 +319,7 @@ func TestNoAllocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer code.Close()
-	m, err := jit.NewMachine(vm.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := vm.NewMachine(vm.Options{})
 	defer m.Close()
 	mem := p.NewMem()
 	if n := testing.AllocsPerRun(100, func() { m.RunRaw(code, mem) }); n != 0 {

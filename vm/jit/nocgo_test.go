@@ -19,7 +19,11 @@ func TestUnavailable(t *testing.T) {
 	if _, err := jit.Compile(asm.Instructions{asm.Return()}, jit.Options{}); !errors.Is(err, jit.ErrUnavailable) {
 		t.Errorf("Compile: %v", err)
 	}
-	if _, err := jit.NewMachine(vm.Options{}); !errors.Is(err, jit.ErrUnavailable) || err.Error() != "jit tier unavailable: built without cgo" {
-		t.Errorf("NewMachine: %v", err)
+	p, err := vm.Load(asm.Instructions{asm.Return()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (jit.Engine{}).Compile(p, nil); !errors.Is(err, jit.ErrUnavailable) || err.Error() != "jit tier unavailable: built without cgo" {
+		t.Errorf("Engine.Compile: %v", err)
 	}
 }

@@ -24,10 +24,7 @@ func TestUncheckedSandbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := jit.NewMachine(vm.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := vm.NewMachine(vm.Options{})
 	_, err = m.RunRaw(code, make([]byte, 8))
 	if !errors.Is(err, vm.ErrInternal) || !strings.HasPrefix(err.Error(), "insn 2: ") {
 		t.Fatalf("err = %v, want an internal fault (a Wasm trap) at insn 2, the load", err)

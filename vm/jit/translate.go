@@ -10,17 +10,17 @@ import (
 )
 
 // Linear memory layout (spec/jit.md, Memory). The control block and the
-// tables sit below the stack; the segments an invocation maps are copied
-// in from dynBase on, each on an 8-byte boundary.
+// tables sit below the stack; from dynBase (rounded up to a page) on come
+// the memories mapped in place, then the run's copies of other segments.
 const (
 	ctlEntry  = 0  // u32: dispatch index of the entry block
-	ctlBudget = 8  // u64: the machine's budget
+	ctlBudget = 8  // u64: the run's budget (runBudget)
 	ctlArgs   = 16 // 5 × u64: r1–r5
 	ctlKind   = 64 // u32: 0, or how the run ended in a fault (status*)
 	ctlPC     = 68 // u32: slot of the fault or of the final exit
 	ctlAddr   = 72 // u64: address of a memory fault
 	ctlInfo   = 80 // u32: size | write<<8 | op<<9 of a memory fault
-	ctlSteps  = 88 // u64: instructions executed
+	ctlSteps  = 88 // u64: the budget left (runBudget less the instructions executed)
 
 	frameArea  = 256 // 8 × frameBytes: local-call frames
 	frameBytes = 48  // return block (u32, padded), r6–r10
@@ -70,15 +70,27 @@ const (
 
 // Locals of the run function.
 const (
-	lN      = 11 // instructions executed so far (flushed at block ends)
-	lBudget = 12
-	lA      = 13 // eBPF address of the access being made
-	lT      = 14 // i64 scratch
-	lBlk    = 15 // i32: block to dispatch to
-	lDepth  = 16 // i32: call depth
-	lH      = 17 // i32: segment index, then host address
-	lF      = 18 // i32: frame address
+	// lLeft is the budget left: runBudget less the instructions executed
+	// so far (flushed at block ends). Counting down, one subtraction and
+	// a sign test check the budget, and the budget needs no local of its
+	// own.
+	lLeft  = 11
+	lA     = 12 // eBPF address of the access being made
+	lT     = 13 // i64 scratch
+	lBlk   = 14 // i32: block to dispatch to
+	lDepth = 15 // i32: call depth
+	lH     = 16 // i32: segment index, then host address
+	lF     = 17 // i32: frame address
+	lHost  = 18 // i32: host address of a cached access
+	// lFirst is the first of the locals a translation adds as it needs
+	// them (newLocal): segment caches, fast loops' guards and bases.
+	lFirst = 19
 )
+
+// runBudget is the budget a run starts lLeft with: the machine's, but at
+// most 2^62, so that lLeft turns negative, not around, when a run goes
+// over it (no run executes 2^62 instructions).
+func runBudget(budget uint64) uint64 { return min(budget, 1<<62) }
 
 // Function indices: the imported helper, the fault recorder, run.
 const (
@@ -86,6 +98,23 @@ const (
 	fnFault  = 1
 	fnRun    = 2
 )
+
+// label is an open Wasm construct: the dispatch loop, a block whose end
+// starts block's code, a structured loop headed by block, or (block -1)
+// a construct no jump targets (if, else).
+type label struct {
+	block    int
+	loop     bool
+	dispatch bool
+}
+
+// push opens a construct; pop closes the innermost one.
+func (t *translator) push(l label) { t.labels = append(t.labels, l) }
+
+func (t *translator) pop() {
+	t.c.op(opEnd)
+	t.labels = t.labels[:len(t.labels)-1]
+}
 
 // translation is a program as a Wasm module.
 type translation struct {
@@ -106,6 +135,15 @@ type translation struct {
 	// stack: no store or atomic through a register other than r10, no
 	// helper call. Then nothing needs copying back after a run.
 	writes bool
+	// helpers is set when the program calls helpers, which see memory
+	// through the machine's segments: a run points those at its copies.
+	helpers bool
+	// stackLow is the lowest stack offset a run can write: checked runs
+	// clear the stack from there up (the rest was never written).
+	stackLow int
+	// loops, fastLoops and guarded count the structured loops, the fast
+	// copies and the accesses those make unchecked.
+	loops, fastLoops, guarded int
 }
 
 // translator holds the state of one translation.
@@ -121,13 +159,22 @@ type translator struct {
 	dispatchBlocks []int
 	c              code
 	slotAt         []codeSpan // see translation.slotAt
-	pending        int        // instructions of the current block not yet added to lN
-	cur            int        // block being emitted
-	extra          int        // structured constructs open inside the current block
-	// selfLoop is set while emitting a block that jumps to its own start:
-	// its code sits in a Wasm loop, the outermost construct of the block,
-	// so that the jump is a br to the loop, not a trip through dispatch.
-	selfLoop bool
+	pending        int        // instructions of the current block not yet taken off lLeft
+	// loops are the structured loops by header block (loops.go); fast
+	// the plans of their fast copies, fastLoop the one being emitted
+	// (fastloop.go).
+	loops    map[int]loop
+	fast     map[int]*fastLoop
+	fastLoop *fastLoop
+	// labels are the Wasm constructs open where code is being emitted,
+	// innermost last, so that a branch finds its depth.
+	labels []label
+	err    error // a translator bug found while emitting
+	// inLoop marks the slots between a backward jump's target and the
+	// jump, whose accesses get segment caches; sites counts those.
+	inLoop []bool
+	sites  int
+	locals []byte // types of the locals newLocal added
 }
 
 // translate turns insns, which vm.Load accepted, into a Wasm module. With
@@ -172,30 +219,40 @@ func translate(insns asm.Instructions, entries []int, checked bool) (*translatio
 	}
 	// Only blocks reached through the dispatch loop get a br_table entry:
 	// an entry is an edge into the block, and thousands of them make
-	// Cranelift's SSA construction and compile time grow fast.
+	// Cranelift's SSA construction and compile time grow fast. Loops
+	// that can be Wasm loops are (loops.go); the back edges of the others
+	// go through dispatch.
+	base := append([]int{0}, entries...)
+	for slot, ins := range t.insns {
+		if ins != nil && bytecode.RawOpcode(ins) == bytecode.OpCall && ins.Src == bytecode.PseudoCall {
+			target, _ := jumpTarget(ins, slot)
+			base = append(base, target, slot+1)
+		}
+	}
+	var targets []int
+	t.loops, targets = t.findLoops(base)
+	t.fast = map[int]*fastLoop{}
+	for h, l := range t.loops {
+		if f := t.findFast(l); f != nil {
+			t.fast[h] = f
+		}
+	}
 	t.dispatch = map[int]int{}
-	addDispatch := func(slot int) {
+	for _, slot := range targets {
 		if _, ok := t.dispatch[slot]; !ok {
 			t.dispatch[slot] = len(t.dispatchBlocks)
 			t.dispatchBlocks = append(t.dispatchBlocks, t.index[slot])
 		}
 	}
-	addDispatch(0)
-	for _, e := range entries {
-		addDispatch(e)
-	}
+	t.inLoop = make([]bool, total+1)
 	for slot, ins := range t.insns {
-		if ins == nil {
+		if ins == nil || bytecode.RawOpcode(ins) == bytecode.OpCall {
 			continue
 		}
-		target, ok := jumpTarget(ins, slot)
-		switch {
-		case !ok:
-		case bytecode.RawOpcode(ins) == bytecode.OpCall: // local call
-			addDispatch(target)
-			addDispatch(slot + 1)
-		case target < slot && t.blockStart(slot) != target:
-			addDispatch(target) // backward, and not a block's jump to its own start
+		if target, ok := jumpTarget(ins, slot); ok && target <= slot {
+			for s := target; s <= slot; s++ {
+				t.inLoop[s] = true
+			}
 		}
 	}
 	if err := t.emitRun(); err != nil {
@@ -210,27 +267,45 @@ func translate(insns asm.Instructions, entries []int, checked bool) (*translatio
 		importMod: "naam", importName: "helper", importType: 0,
 		funcs: []function{
 			{typ: 1, body: faultBody()},
-			{typ: 2, locals: runLocals(), body: t.c},
+			{typ: 2, locals: t.runLocals(), body: t.c},
 		},
 		minPages:   1,
 		exportName: "run", exportFunc: fnRun,
 	}
 	wasm, bodyAt := mod.encode()
-	return &translation{wasm: wasm, bodyAt: bodyAt, slotAt: t.slotAt, blocks: t.blocks, index: t.index, dispatch: t.dispatch, slots: total, writes: writesMemory(t.insns)}, nil
+	return &translation{wasm: wasm, bodyAt: bodyAt, slotAt: t.slotAt, blocks: t.blocks, index: t.index, dispatch: t.dispatch, slots: total,
+		writes: writesMemory(t.insns), helpers: callsHelpers(t.insns), stackLow: stackLow(t.insns), loops: len(t.loops), fastLoops: len(t.fast), guarded: t.guarded()}, nil
 }
 
-func runLocals() []byte {
-	l := make([]byte, 0, lF+1)
+// guarded counts the accesses the fast copies make unchecked.
+func (t *translator) guarded() int {
+	n := 0
+	for _, f := range t.fast {
+		n += len(f.site)
+	}
+	return n
+}
+
+// runLocals lists the run function's locals: the fixed ones, then those
+// newLocal added.
+func (t *translator) runLocals() []byte {
+	l := make([]byte, 0, lFirst+len(t.locals))
 	for i := 0; i <= lT; i++ {
 		l = append(l, wI64)
 	}
-	for i := lBlk; i <= lF; i++ {
+	for i := lBlk; i <= lHost; i++ {
 		l = append(l, wI32)
 	}
-	return l
+	return append(l, t.locals...)
 }
 
-// faultBody records a fault: kind, pc, addr, info, steps.
+// newLocal adds a local of type ty and returns its index.
+func (t *translator) newLocal(ty byte) uint32 {
+	t.locals = append(t.locals, ty)
+	return uint32(lFirst + len(t.locals) - 1)
+}
+
+// faultBody records a fault: kind, pc, addr, info, budget left.
 func faultBody() code {
 	var c code
 	c.i32(0)
@@ -283,86 +358,158 @@ func (t *translator) emitRun() error {
 	c.set(10)
 	c.i32(0)
 	c.mem(opI64Load, 3, ctlBudget)
-	c.set(lBudget)
+	c.set(lLeft)
 	c.i32(0)
 	c.mem(opI32Load, 2, ctlEntry)
 	c.set(lBlk)
 
-	k := len(t.blocks)
 	c.op(opLoop, blockTypeEmpty)
-	for range k {
-		c.op(opBlock, blockTypeEmpty)
-	}
+	t.push(label{block: -1, dispatch: true})
+	items := t.region(0, len(t.blocks)-1, -1)
+	t.openLabels(items, 0)
 	c.get(lBlk)
 	c.op(opBrTable)
 	c.u32(uint32(len(t.dispatchBlocks)))
-	for _, b := range t.dispatchBlocks {
-		c.u32(uint32(b))
-	}
-	c.u32(uint32(t.dispatchBlocks[0])) // never taken: lBlk is always a table index
-	for i, start := range t.blocks {
-		c.op(opEnd)
-		t.cur, t.extra, t.pending = i, 0, 0
-		end := t.total + 1
-		if i+1 < k {
-			end = t.blocks[i+1]
+	for _, b := range append(t.dispatchBlocks, t.dispatchBlocks[0]) { // the default is never taken: lBlk is always a table index
+		d := t.depth(b, false)
+		if d < 0 {
+			return fmt.Errorf("jit: internal error: dispatch target %d is not at the top level", t.blocks[b])
 		}
-		if start == t.total {
-			// Past the last slot: the interpreter's fell-off sentinel,
-			// which counts as an instruction.
-			t.pending = 1
-			t.fault(vm.FaultFellOff, start)
+		c.u32(uint32(d))
+	}
+	if err := t.emitItems(items); err != nil {
+		return err
+	}
+	t.pop() // the dispatch loop
+	c.op(opUnreachable)
+	return t.err
+}
+
+// openLabels opens a block for each of items[from:], the last outermost,
+// so that the end of each starts the code of its item.
+func (t *translator) openLabels(items []item, from int) {
+	for n := len(items) - 1; n >= from; n-- {
+		t.c.op(opBlock, blockTypeEmpty)
+		t.push(label{block: items[n].block})
+	}
+}
+
+// emitItems emits the items of a region whose labels are open: items[0]'s
+// innermost when it has one (at the top level, for br_table), else
+// items[1]'s.
+func (t *translator) emitItems(items []item) error {
+	for n, it := range items {
+		if top := t.labels[len(t.labels)-1]; !top.loop && top.block == it.block {
+			t.pop()
+		} else if n > 0 {
+			return fmt.Errorf("jit: internal error: no label for block %d", t.blocks[it.block])
+		}
+		if it.inner == nil {
+			if err := t.emitBlock(it.block); err != nil {
+				return err
+			}
 			continue
 		}
-		t.selfLoop = jumpsTo(t.insns, start, end, start)
-		if t.selfLoop {
-			c.op(opLoop, blockTypeEmpty)
-			t.extra = 1
+		fl := t.fast[it.block]
+		if fl != nil {
+			t.emitGuards(fl)
 		}
-		terminated := false
-		for slot := start; slot < end; slot++ {
-			ins := t.insns[slot]
-			if ins == nil {
-				continue
-			}
-			t.slotAt = append(t.slotAt, codeSpan{offset: len(t.c), slot: slot})
-			t.pending++
-			var err error
-			terminated, err = t.emit(ins, slot)
+		t.c.op(opLoop, blockTypeEmpty)
+		t.push(label{block: it.block, loop: true})
+		if fl != nil {
+			// The fast copy (fastloop.go), unless the budget left is below
+			// the threshold.
+			t.c.op(opBlock, blockTypeEmpty)
+			t.push(label{block: -1})
+			t.c.get(lLeft)
+			t.c.get(fl.thresh)
+			t.c.op(opI64LtS)
+			t.c.br(opBrIf, 0)
+			t.fastLoop = fl
+			t.openLabels(it.inner, 1)
+			err := t.emitItems(it.inner)
+			t.fastLoop = nil
 			if err != nil {
 				return err
 			}
+			// Falling off the loop's last block leaves the loop.
+			t.pending = 0
+			t.goTo(t.blocks[t.loops[it.block].end+1])
+			t.pop()
 		}
-		if !terminated {
-			t.flush()
+		t.openLabels(it.inner, 1)
+		if err := t.emitItems(it.inner); err != nil {
+			return err
 		}
-		if t.selfLoop {
-			c.op(opEnd)
-		}
+		t.pop()
 	}
-	c.op(opEnd) // loop
-	c.op(opUnreachable)
 	return nil
 }
 
-// flush adds the instructions counted so far to lN.
+// emitBlock emits block i.
+func (t *translator) emitBlock(i int) error {
+	start := t.blocks[i]
+	t.pending = 0
+	end := t.total + 1
+	if i+1 < len(t.blocks) {
+		end = t.blocks[i+1]
+	}
+	if start == t.total {
+		// Past the last slot: the interpreter's fell-off sentinel, which
+		// counts as an instruction.
+		t.pending = 1
+		t.fault(vm.FaultFellOff, start)
+		return nil
+	}
+	terminated := false
+	for slot := start; slot < end; slot++ {
+		ins := t.insns[slot]
+		if ins == nil {
+			continue
+		}
+		t.slotAt = append(t.slotAt, codeSpan{offset: len(t.c), slot: slot})
+		t.pending++
+		var err error
+		terminated, err = t.emit(ins, slot)
+		if err != nil {
+			return err
+		}
+	}
+	if !terminated {
+		t.flush()
+	}
+	return nil
+}
+
+// depth returns the branch depth of the innermost open label that starts
+// block b (a loop headed by b, when loop is set, or either), or -1.
+func (t *translator) depth(b int, loop bool) int {
+	for k := len(t.labels) - 1; k >= 0; k-- {
+		if l := t.labels[k]; l.block == b && (l.loop || !loop) && !l.dispatch {
+			return len(t.labels) - 1 - k
+		}
+	}
+	return -1
+}
+
+// flush takes the instructions counted so far off lLeft.
 func (t *translator) flush() {
 	if t.pending == 0 {
 		return
 	}
-	t.c.get(lN)
+	t.c.get(lLeft)
 	t.c.i64(int64(t.pending))
-	t.c.op(opI64Add)
-	t.c.set(lN)
+	t.c.op(opI64Sub)
+	t.c.set(lLeft)
 	t.pending = 0
 }
 
-// steps pushes the instruction count including the pending ones.
+// steps pushes the budget left after the pending instructions too.
 func (t *translator) steps() {
-	t.c.get(lN)
+	t.c.get(lLeft)
 	if t.pending != 0 {
 		t.c.i64(int64(t.pending))
-		t.c.op(opI64Add)
+		t.c.op(opI64Sub)
 	}
 }
 
@@ -390,37 +537,53 @@ func (t *translator) faultWith(kind int32, slot int, withAddr bool, info int32) 
 	c.op(opReturn)
 }
 
-// checkBudget faults at slot when lN (flushed) exceeds the budget.
+// checkBudget faults at slot when the run went over the budget with the
+// pending instructions counted: lLeft < pending, so that the test needs
+// no subtraction of its own.
 func (t *translator) checkBudget(slot int) {
 	c := &t.c
-	c.get(lN)
-	c.get(lBudget)
-	c.op(opI64GtU)
+	c.get(lLeft)
+	c.i64(int64(t.pending))
+	c.op(opI64LtS)
 	c.op(opIf, blockTypeEmpty)
 	t.fault(vm.FaultBudget, slot)
 	c.op(opEnd)
 }
 
-// goTo branches to the block starting at target: forward with br, backward
-// (or to itself) through the dispatch loop.
+// takeJump checks the budget for a taken jump at slot (not in a fast
+// loop's copy, which needs no check) and branches to target with the
+// block's instructions so far counted, leaving them pending for the path
+// that does not jump (a conditional jump's).
+func (t *translator) takeJump(slot, target int) {
+	if t.fastLoop == nil {
+		t.checkBudget(slot)
+	}
+	pending := t.pending
+	t.flush()
+	t.goTo(target)
+	t.pending = pending
+}
+
+// goTo branches to the block starting at target: with br where a label
+// starts it (forward jumps, back edges of structured loops), else through
+// the dispatch loop.
 func (t *translator) goTo(target int) {
-	j := t.index[target]
-	if j == t.cur && t.selfLoop {
-		t.c.br(opBr, t.extra-1)
+	if d := t.depth(t.index[target], false); d >= 0 {
+		t.c.br(opBr, d)
 		return
 	}
-	if j > t.cur {
-		t.c.br(opBr, t.extra+j-t.cur-1)
-		return
+	d, ok := t.dispatch[target]
+	if !ok && t.err == nil {
+		t.err = fmt.Errorf("jit: internal error: slot %d is reached through dispatch but has no entry", target)
 	}
-	t.c.i32(int32(t.dispatch[target]))
+	t.c.i32(int32(d))
 	t.c.set(lBlk)
 	t.toDispatch()
 }
 
 // toDispatch branches to the dispatch loop with lBlk set.
 func (t *translator) toDispatch() {
-	t.c.br(opBr, t.extra+len(t.blocks)-1-t.cur)
+	t.c.br(opBr, len(t.labels)-1)
 }
 
 func reg(r asm.Register) uint32 { return uint32(r) }
@@ -482,13 +645,13 @@ func (t *translator) emitJump(ins *asm.Instruction, slot int, raw byte, jmp32 bo
 	switch raw {
 	case bytecode.OpJa, bytecode.OpJa32:
 		target, _ := jumpTarget(ins, slot)
-		t.flush()
-		t.checkBudget(slot)
-		t.goTo(target)
+		t.takeJump(slot, target)
 		return true, nil
 	case bytecode.OpExit:
 		t.flush()
-		t.checkBudget(slot)
+		if t.fastLoop == nil {
+			t.checkBudget(slot)
+		}
 		c.get(lDepth)
 		c.op(opI32Eqz)
 		c.op(opIf, blockTypeEmpty)
@@ -496,7 +659,7 @@ func (t *translator) emitJump(ins *asm.Instruction, slot int, raw byte, jmp32 bo
 		c.i32(int32(slot))
 		c.mem(opI32Store, 2, ctlPC)
 		c.i32(0)
-		c.get(lN)
+		c.get(lLeft)
 		c.mem(opI64Store, 3, ctlSteps)
 		c.get(0)
 		c.op(opReturn)
@@ -545,6 +708,12 @@ func (t *translator) emitJump(ins *asm.Instruction, slot int, raw byte, jmp32 bo
 	}
 	target, _ := jumpTarget(ins, slot)
 	reg64 := raw&0x08 != 0
+	// block; br_if 0 when not taken; the jump; end: Cranelift lays the
+	// jump's code right after the test, the path that does not jump past
+	// it (with an if, it put a loop's back edge out of line, a taken
+	// branch more on every iteration).
+	c.op(opBlock, blockTypeEmpty)
+	t.push(label{block: -1})
 	c.get(reg(ins.Dst))
 	if jmp32 {
 		c.op(opI32WrapI64)
@@ -571,13 +740,10 @@ func (t *translator) emitJump(ins *asm.Instruction, slot int, raw byte, jmp32 bo
 	} else {
 		c.op(cond.op64)
 	}
-	t.flush()
-	c.op(opIf, blockTypeEmpty)
-	t.extra++
-	t.checkBudget(slot)
-	t.goTo(target)
-	t.extra--
-	c.op(opEnd)
+	c.op(opI32Eqz)
+	c.br(opBrIf, 0)
+	t.takeJump(slot, target)
+	t.pop()
 	return false, nil
 }
 
@@ -635,29 +801,6 @@ func (t *translator) emitLocalCall(ins *asm.Instruction, slot int) error {
 	c.set(lBlk)
 	t.toDispatch()
 	return nil
-}
-
-// jumpsTo reports whether a jump in slots [from, to) goes to target.
-func jumpsTo(insns []*asm.Instruction, from, to, target int) bool {
-	for slot := from; slot < to && slot < len(insns); slot++ {
-		ins := insns[slot]
-		if ins == nil {
-			continue
-		}
-		if raw := bytecode.RawOpcode(ins); raw == bytecode.OpCall {
-			continue // a local call enters a frame through dispatch
-		}
-		if tgt, ok := jumpTarget(ins, slot); ok && tgt == target {
-			return true
-		}
-	}
-	return false
-}
-
-// blockStart returns the first slot of the block holding slot.
-func (t *translator) blockStart(slot int) int {
-	i := sort.SearchInts(t.blocks, slot+1) - 1
-	return t.blocks[i]
 }
 
 // codeSpan says that the code of slot begins at offset of run's body.

@@ -107,6 +107,7 @@ const (
 	opAtomicPrefix   byte = 0xfe
 	blockTypeEmpty   byte = 0x40
 	blockTypeI64     byte = 0x7e
+	blockTypeI32     byte = 0x7f
 	sectionType      byte = 1
 	sectionImport    byte = 2
 	sectionFunction  byte = 3
