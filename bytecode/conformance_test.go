@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/naam-project/naam/internal/conformance"
+	"github.com/naam-project/naam/internal/testing/conformance"
 )
 
 // Every program of the suite assembles, passes Validate, and survives

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/naam-project/naam/internal/conformance"
+	"github.com/naam-project/naam/internal/testing/conformance"
 )
 
 // fuzzSources seeds both fuzz targets: the conformance programs when the

@@ -10,7 +10,7 @@ import (
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/compiler"
-	"github.com/naam-project/naam/internal/testprog"
+	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/vm"
 )
@@ -18,7 +18,7 @@ import (
 const kvGetSource = "../lang/testdata/ok/kv_get.naam"
 
 // The compiled KV GET is within 1.5× the size of the hand-written one
-// (internal/testprog/testdata/kvget.s), the language issue's target.
+// (internal/testing/testprog/testdata/kvget.s), the language issue's target.
 func TestKVGetSize(t *testing.T) {
 	compiled := compileFile(t, kvGetSource)
 	hand, err := testprog.KVGetHandObject()

@@ -8,7 +8,7 @@ import (
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/compiler"
-	"github.com/naam-project/naam/internal/testprog"
+	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/vm"
 )
@@ -136,7 +136,7 @@ func TestConcurrent(t *testing.T) {
 	t.Logf("placements %v, overloaded %d", s.Placed(), s.Rejected[StatusOverloaded])
 }
 
-// TestKVGet runs the hand-written KV GET handler (internal/testprog) with
+// TestKVGet runs the hand-written KV GET handler (internal/testing/testprog) with
 // its table in host memory and in nicmem, and checks the answer and the
 // cost model: one touch of the table plus the copy helper's 64 bytes.
 func TestKVGet(t *testing.T) {

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/naam-project/naam/internal/kernel"
-	"github.com/naam-project/naam/internal/testprog"
+	"github.com/naam-project/naam/internal/bench/kernel"
+	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/vm"
 )
 

@@ -13,16 +13,16 @@ import (
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/compiler"
-	"github.com/naam-project/naam/internal/naameval"
-	"github.com/naam-project/naam/internal/naamgen"
+	"github.com/naam-project/naam/internal/testing/naameval"
+	"github.com/naam-project/naam/internal/testing/naamgen"
 	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/verifier"
 	"github.com/naam-project/naam/vm"
 	"github.com/naam-project/naam/vm/jit"
 )
 
-// The compile-and-run differential: random programs (internal/naamgen)
-// are evaluated by the reference evaluator (internal/naameval), and
+// The compile-and-run differential: random programs (internal/testing/naamgen)
+// are evaluated by the reference evaluator (internal/testing/naameval), and
 // compiled, verified and run in the VM; outcome, reply, region contents,
 // sends, forwards and traces must agree.
 //

@@ -15,8 +15,8 @@ import (
 
 	"github.com/cilium/ebpf/asm"
 	"github.com/naam-project/naam/bytecode"
-	"github.com/naam-project/naam/internal/kernel"
-	"github.com/naam-project/naam/internal/testprog"
+	"github.com/naam-project/naam/internal/bench/kernel"
+	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/vm"
 )
 

@@ -3,8 +3,8 @@ package tests
 import (
 	"testing"
 
-	"github.com/naam-project/naam/internal/kernel"
-	"github.com/naam-project/naam/internal/testprog"
+	"github.com/naam-project/naam/internal/bench/kernel"
+	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/vm"
 )
 

@@ -16,8 +16,8 @@ import (
 
 	"github.com/cilium/ebpf"
 
-	"github.com/naam-project/naam/internal/kernel"
-	"github.com/naam-project/naam/internal/verifygen"
+	"github.com/naam-project/naam/internal/bench/kernel"
+	"github.com/naam-project/naam/internal/testing/verifygen"
 	"github.com/naam-project/naam/verifier"
 	"github.com/naam-project/naam/vm"
 )
@@ -30,7 +30,7 @@ const (
 	// runs on in the VM and in the kernel.
 	crossRuns = 4
 	// kernelBodyOffset is the number of wrapper slots before the body in
-	// the kernel's program (see internal/kernel): the kernel's log numbers
+	// the kernel's program (see internal/bench/kernel): the kernel's log numbers
 	// body slot K as K+9.
 	kernelBodyOffset = 9
 	maxCrossExamples = 3

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/naam-project/naam/bytecode"
-	"github.com/naam-project/naam/internal/verifygen"
+	"github.com/naam-project/naam/internal/testing/verifygen"
 	"github.com/naam-project/naam/verifier"
 	"github.com/naam-project/naam/vm"
 )
@@ -388,7 +388,7 @@ func runSoundness(n int, seed uint64) *soundStats {
 }
 
 // TestVerifierSoundness generates programs near the verifier's decision
-// boundary (internal/verifygen) and runs every one the verifier accepts in
+// boundary (internal/testing/verifygen) and runs every one the verifier accepts in
 // the checked VM, with the budget set to the proven bound, on all-zero,
 // all-0xff, random and hint-shaped memory: no run may fault or execute
 // more than Report.MaxInsns instructions. NAAM_SOUND_N sets the number of

@@ -6,7 +6,7 @@ import (
 
 	"github.com/cilium/ebpf/asm"
 
-	"github.com/naam-project/naam/internal/kernel"
+	"github.com/naam-project/naam/internal/bench/kernel"
 	"github.com/naam-project/naam/verifier"
 )
 

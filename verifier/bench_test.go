@@ -10,7 +10,7 @@ import (
 
 	"github.com/cilium/ebpf/asm"
 
-	"github.com/naam-project/naam/internal/verifygen"
+	"github.com/naam-project/naam/internal/testing/verifygen"
 )
 
 // straightLine is n ALU instructions and an exit: the kernel verifies
@@ -60,7 +60,7 @@ type shapeSize struct {
 }
 
 // worstShapes are the generated programs that make the verifier work
-// hardest (internal/verifygen.Shape), at sizes up to the install size
+// hardest (internal/testing/verifygen.Shape), at sizes up to the install size
 // limit: 16 MiB of object (wire.MaxInstallSize) holds at most 2,097,152
 // slots of code.
 var worstShapes = []shapeSize{

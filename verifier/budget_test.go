@@ -12,7 +12,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/naam-project/naam/bytecode"
-	"github.com/naam-project/naam/internal/verifygen"
+	"github.com/naam-project/naam/internal/testing/verifygen"
 )
 
 // deterministic are the default limits without the clock: tests pin what

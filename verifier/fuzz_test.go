@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/naam-project/naam/bytecode"
-	"github.com/naam-project/naam/internal/verifygen"
+	"github.com/naam-project/naam/internal/testing/verifygen"
 	"github.com/naam-project/naam/vm"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/naam-project/naam/bytecode"
-	"github.com/naam-project/naam/internal/conformance"
+	"github.com/naam-project/naam/internal/testing/conformance"
 	"github.com/naam-project/naam/vm"
 )
 

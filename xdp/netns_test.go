@@ -20,7 +20,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 
-	"github.com/naam-project/naam/internal/netnstest"
+	"github.com/naam-project/naam/internal/testing/netns"
 	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"
@@ -31,7 +31,7 @@ import (
 // passes up. Side 1's veth end runs an XDP program that passes
 // everything, which veth needs to take frames sent with XDP_TX.
 type vethNode struct {
-	pair   *netnstest.Pair
+	pair   *netns.Pair
 	tier   *Tier
 	addr   netip.AddrPort
 	socket *net.UDPConn
@@ -67,7 +67,7 @@ func newVethNode(t testing.TB, cfg Config) *vethNode {
 func newVethNodeNoSocket(t testing.TB, cfg Config) *vethNode {
 	t.Helper()
 	needKernel(t)
-	p := netnstest.New(t)
+	p := netns.New(t)
 	cfg.Node, cfg.Port, cfg.IP = 100, vethPort, p.Addr[0].As4()
 	tier, err := New(cfg)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 
-	"github.com/naam-project/naam/internal/kernel"
+	"github.com/naam-project/naam/internal/bench/kernel"
 	"github.com/naam-project/naam/nicrt/wire"
 )
 

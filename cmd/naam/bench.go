@@ -17,9 +17,9 @@ import (
 
 	"github.com/naam-project/naam/examples/rpc"
 	"github.com/naam-project/naam/host"
+	"github.com/naam-project/naam/internal/bench/memcache"
+	"github.com/naam-project/naam/internal/bench/workload"
 	"github.com/naam-project/naam/internal/cli"
-	"github.com/naam-project/naam/internal/memcache"
-	"github.com/naam-project/naam/internal/workload"
 )
 
 // benchFlags are naam bench's settings.

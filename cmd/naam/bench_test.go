@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/naam-project/naam/internal/workload"
+	"github.com/naam-project/naam/internal/bench/workload"
 )
 
 // benchJSON runs naam bench with args and --json and decodes the result.

@@ -10,7 +10,7 @@ import (
 	"github.com/naam-project/naam/examples/kv"
 	"github.com/naam-project/naam/examples/rpc"
 	"github.com/naam-project/naam/host"
-	"github.com/naam-project/naam/internal/workload"
+	"github.com/naam-project/naam/internal/bench/workload"
 )
 
 // kvService is a KV table served by a node, with the clients of every

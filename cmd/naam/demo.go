@@ -6,9 +6,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/naam-project/naam/internal/bench/kernel"
 	"github.com/naam-project/naam/internal/cli"
-	"github.com/naam-project/naam/internal/kernel"
-	"github.com/naam-project/naam/internal/testprog"
+	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/verifier"
 	"github.com/naam-project/naam/vm"
 )

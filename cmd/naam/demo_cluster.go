@@ -11,8 +11,8 @@ import (
 
 	"github.com/naam-project/naam/examples/rpc"
 	"github.com/naam-project/naam/host"
+	"github.com/naam-project/naam/internal/bench/workload"
 	"github.com/naam-project/naam/internal/cli"
-	"github.com/naam-project/naam/internal/workload"
 )
 
 func newDemoCmd() *cobra.Command {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/naam-project/naam/internal/conformance"
+	"github.com/naam-project/naam/internal/testing/conformance"
 	"github.com/naam-project/naam/vm/jit"
 )
 

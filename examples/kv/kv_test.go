@@ -15,7 +15,7 @@ import (
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/examples/call"
-	"github.com/naam-project/naam/internal/workload"
+	"github.com/naam-project/naam/internal/bench/workload"
 	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/verifier"

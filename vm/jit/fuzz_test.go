@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/naam-project/naam/bytecode"
-	"github.com/naam-project/naam/internal/testprog"
+	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/vm"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/cilium/ebpf/asm"
 	"github.com/naam-project/naam/bytecode"
-	"github.com/naam-project/naam/internal/testprog"
+	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/verifier"
 	"github.com/naam-project/naam/vm"
 	"github.com/naam-project/naam/vm/jit"

@@ -11,5 +11,5 @@
 //
 // KEY is a string of at most 16 bytes, or #N for record N (KeyOf(N)).
 // Each operation prints its result and the round trips it took; ycsb
-// prints the benchmark JSON (internal/workload.Result).
+// prints the benchmark JSON (internal/bench/workload.Result).
 package main

@@ -14,8 +14,8 @@ import (
 
 	"github.com/naam-project/naam/examples/call"
 	"github.com/naam-project/naam/examples/kv"
-	"github.com/naam-project/naam/internal/memcache"
-	"github.com/naam-project/naam/internal/workload"
+	"github.com/naam-project/naam/internal/bench/memcache"
+	"github.com/naam-project/naam/internal/bench/workload"
 	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"

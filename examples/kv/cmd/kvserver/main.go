@@ -12,7 +12,7 @@ import (
 	"os/signal"
 
 	"github.com/naam-project/naam/examples/kv"
-	"github.com/naam-project/naam/internal/workload"
+	"github.com/naam-project/naam/internal/bench/workload"
 	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"

@@ -8,7 +8,7 @@
 //
 // Where it sits: below cmd/naam, beside the services. It imports nothing of
 // NAAM's; a service enters through Target (examples/kv's clients for the
-// "am" and "rdma" modes, internal/memcache for "memcached").
+// "am" and "rdma" modes, internal/bench/memcache for "memcached").
 //
 // What it must never do: touch the network itself, use global random state
 // (every generator is seeded explicitly, so a run's operation sequence is

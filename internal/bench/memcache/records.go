@@ -5,7 +5,7 @@ import (
 	"errors"
 	"strconv"
 
-	"github.com/naam-project/naam/internal/workload"
+	"github.com/naam-project/naam/internal/bench/workload"
 )
 
 // ErrMissing is Records.Get's error for a record the server does not

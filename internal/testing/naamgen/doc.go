@@ -1,7 +1,7 @@
 // Package naamgen generates random handler programs (spec/language.md)
 // that the front end accepts, and inputs to run them with, for the
 // compile-and-run differential test (tests/compile_diff_test.go): each
-// program is evaluated by internal/naameval and compiled, verified and run
+// program is evaluated by internal/testing/naameval and compiled, verified and run
 // in the VM, and the two must agree.
 //
 // A program has a few constants (untyped, typed, and defined from each

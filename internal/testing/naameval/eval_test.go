@@ -14,7 +14,7 @@ import (
 // corpus checks and returns lang/testdata/ok/name.naam.
 func corpus(t *testing.T, name string) *lang.Info {
 	t.Helper()
-	path := filepath.Join("..", "..", "lang", "testdata", "ok", name+".naam")
+	path := filepath.Join("..", "..", "..", "lang", "testdata", "ok", name+".naam")
 	src, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -414,7 +414,7 @@ func TestEmpty(t *testing.T) {
 // TestCorpusRuns runs every handler of every corpus program on zero and
 // on patterned inputs: no internal errors, whatever the outcome.
 func TestCorpusRuns(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("..", "..", "lang", "testdata", "ok", "*.naam"))
+	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "lang", "testdata", "ok", "*.naam"))
 	if len(files) == 0 {
 		t.Fatal("no corpus")
 	}

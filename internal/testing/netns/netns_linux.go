@@ -1,6 +1,6 @@
 //go:build linux
 
-package netnstest
+package netns
 
 import (
 	"fmt"

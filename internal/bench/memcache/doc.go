@@ -4,7 +4,7 @@
 // connection at once; replies come back in order), and Start, which runs a
 // memcached process on a loopback port when the binary is installed.
 //
-// Where it sits: a leaf beside internal/workload; it imports nothing of
+// Where it sits: a leaf beside internal/bench/workload; it imports nothing of
 // NAAM's. Records implements workload.Target's methods by shape.
 //
 // What it must never do: talk to any address the caller did not give it

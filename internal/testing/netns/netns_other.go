@@ -1,6 +1,6 @@
 //go:build !linux
 
-package netnstest
+package netns
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-var errNotLinux = errors.New("netnstest: network namespaces need Linux")
+var errNotLinux = errors.New("netns: network namespaces need Linux")
 
 // Pair is two namespaces, side 0 and side 1, and the veth between them.
 type Pair struct {

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/naam-project/naam/internal/testprog"
+	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/vm"
 )
 

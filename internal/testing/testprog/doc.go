@@ -1,6 +1,6 @@
 // Package testprog holds named eBPF test programs shared by every engine
 // that runs bytecode: the VM in checked and unchecked mode, the JIT tier,
-// and the Linux kernel (through internal/kernel). One definition, many
+// and the Linux kernel (through internal/bench/kernel). One definition, many
 // engines, as wazero shares its spec tests.
 //
 // The benchmark and random programs are bodies in raw mode, the bpf_conformance convention: r1

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/naam-project/naam/internal/naamgen"
+	"github.com/naam-project/naam/internal/testing/naamgen"
 	"github.com/naam-project/naam/lang"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf/asm"
-	"github.com/naam-project/naam/internal/kernel"
+	"github.com/naam-project/naam/internal/bench/kernel"
 )
 
 func skipUnlessAvailable(t testing.TB) {
