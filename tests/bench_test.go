@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/naam-project/naam/internal/bench/benchprog"
 	"github.com/naam-project/naam/internal/bench/kernel"
-	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/vm"
 )
 
@@ -38,7 +38,7 @@ func BenchmarkPrograms(b *testing.B) {
 		status, _ := kernel.JITStatus()
 		b.Logf("kernel: %s; empty-body overhead %.1f ns/run", status, overhead)
 	}
-	for _, p := range testprog.Benchmarks() {
+	for _, p := range benchprog.Benchmarks() {
 		b.Run(p.Name, func(b *testing.B) {
 			prog, err := vm.Load(p.Insns)
 			if err != nil {
@@ -121,7 +121,7 @@ func BenchmarkPrograms(b *testing.B) {
 
 // executed runs p once in a checked VM, checks r0 and returns how many
 // instructions one run executes.
-func executed(b *testing.B, prog *vm.Program, p testprog.Program) uint64 {
+func executed(b *testing.B, prog *vm.Program, p benchprog.Program) uint64 {
 	m := vm.NewMachine(vm.Options{})
 	r0, err := m.RunRaw(prog, p.NewMem())
 	if err != nil || r0 != p.Want {
@@ -131,7 +131,7 @@ func executed(b *testing.B, prog *vm.Program, p testprog.Program) uint64 {
 }
 
 // repeatFor picks a repeat count that keeps one kernel test run near d.
-func repeatFor(kp *kernel.Program, p testprog.Program, d time.Duration) int {
+func repeatFor(kp *kernel.Program, p benchprog.Program, d time.Duration) int {
 	ns, err := kp.Bench(p.NewMem(), 100)
 	if err != nil || ns < 1 {
 		ns = 1

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cilium/ebpf/asm"
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/internal/bench/benchprog"
 	"github.com/naam-project/naam/internal/bench/kernel"
 	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/vm"
@@ -81,7 +82,7 @@ func (o outcome) equal(p outcome) bool {
 	return o.err == nil && p.err == nil && o.r0 == p.r0 && bytes.Equal(o.mem, p.mem)
 }
 
-func runVM(m *vm.Machine, prog *vm.Program, p testprog.Program) outcome {
+func runVM(m *vm.Machine, prog *vm.Program, p benchprog.Program) outcome {
 	mem := p.NewMem()
 	r0, err := m.RunRaw(prog, mem)
 	return outcome{r0, mem, err}
@@ -161,7 +162,7 @@ func TestKernelDifferential(t *testing.T) {
 
 // explain shows how two outcomes differ, register by register and stack
 // slot by stack slot, then the program and its initial memory.
-func explain(p testprog.Program, vmOut, kernelOut outcome) string {
+func explain(p benchprog.Program, vmOut, kernelOut outcome) string {
 	var b strings.Builder
 	if vmOut.err != nil {
 		fmt.Fprintf(&b, "VM fault: %v\n", vmOut.err)

@@ -3,8 +3,8 @@ package tests
 import (
 	"testing"
 
+	"github.com/naam-project/naam/internal/bench/benchprog"
 	"github.com/naam-project/naam/internal/bench/kernel"
-	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/vm"
 )
 
@@ -14,7 +14,7 @@ import (
 // every engine without running the benchmarks.
 func TestProgramsInKernel(t *testing.T) {
 	kernelErr := kernel.Available()
-	for _, p := range testprog.Benchmarks() {
+	for _, p := range benchprog.Benchmarks() {
 		t.Run(p.Name, func(t *testing.T) {
 			prog, err := vm.Load(p.Insns)
 			if err != nil {

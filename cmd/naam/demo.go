@@ -6,9 +6,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/naam-project/naam/internal/bench/benchprog"
 	"github.com/naam-project/naam/internal/bench/kernel"
 	"github.com/naam-project/naam/internal/cli"
-	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/verifier"
 	"github.com/naam-project/naam/vm"
 )
@@ -32,7 +32,7 @@ func runEngines(w io.Writer, perMode time.Duration) error {
 	fmt.Fprintln(w)
 
 	var rows []demoRow
-	for _, prog := range testprog.Benchmarks() {
+	for _, prog := range benchprog.Benchmarks() {
 		row, err := demoProgram(prog, perMode, kernelErr == nil)
 		if err != nil {
 			return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %w", prog.Name, err)}
@@ -62,7 +62,7 @@ func runEngines(w io.Writer, perMode time.Duration) error {
 	return nil
 }
 
-func demoProgram(prog testprog.Program, perMode time.Duration, withKernel bool) (demoRow, error) {
+func demoProgram(prog benchprog.Program, perMode time.Duration, withKernel bool) (demoRow, error) {
 	row := demoRow{name: prog.Name}
 	// Verify first: the fast mode is only for programs the verifier accepted.
 	rep, err := verifier.Verify(prog.Insns, verifier.Config{Raw: true, MemSize: uint64(prog.MemSize), Budget: 10_000_000})

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/naam-project/naam/internal/bench/benchprog"
 	"github.com/naam-project/naam/internal/bench/kernel"
 	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/verifier"
@@ -27,7 +28,7 @@ import (
 //	compile-us  (jit-*) translation plus wasmtime compilation, once
 func BenchmarkPrograms(b *testing.B) {
 	kernelErr := kernel.Available()
-	for _, p := range testprog.Benchmarks() {
+	for _, p := range benchprog.Benchmarks() {
 		b.Run(p.Name, func(b *testing.B) {
 			prog, err := vm.Load(p.Insns)
 			if err != nil {
@@ -117,7 +118,7 @@ func BenchmarkPrograms(b *testing.B) {
 }
 
 // memoryOf returns p's initial memory as a vm.Memory.
-func memoryOf(tb testing.TB, p testprog.Program) *vm.Memory {
+func memoryOf(tb testing.TB, p benchprog.Program) *vm.Memory {
 	mem, err := vm.NewMemory(uint64(p.MemSize))
 	if err != nil {
 		tb.Fatal(err)
@@ -148,7 +149,7 @@ func nsPerRun(f func()) float64 {
 }
 
 // repeatFor picks a repeat count that keeps one kernel test run near d.
-func repeatFor(kp *kernel.Program, p testprog.Program, d time.Duration) int {
+func repeatFor(kp *kernel.Program, p benchprog.Program, d time.Duration) int {
 	ns, err := kp.Bench(p.NewMem(), 100)
 	if err != nil || ns < 1 {
 		ns = 1
@@ -165,7 +166,7 @@ func BenchmarkCompile(b *testing.B) {
 		insns asm.Instructions
 	}
 	var progs []named
-	for _, p := range testprog.Benchmarks() {
+	for _, p := range benchprog.Benchmarks() {
 		progs = append(progs, named{p.Name, p.Insns})
 	}
 	kv, err := testprog.KVGetHand()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cilium/ebpf/asm"
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/internal/bench/benchprog"
 	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/verifier"
 	"github.com/naam-project/naam/vm"
@@ -24,7 +25,7 @@ import (
 // reference's r0 through the JIT, checked and unchecked, after the same
 // number of instructions as the interpreter.
 func TestBenchmarkPrograms(t *testing.T) {
-	for _, p := range testprog.Benchmarks() {
+	for _, p := range benchprog.Benchmarks() {
 		t.Run(p.Name, func(t *testing.T) {
 			if _, err := verifier.Verify(p.Insns, verifier.Config{Raw: true, MemSize: uint64(p.MemSize), Budget: vm.DefaultBudget}); err != nil {
 				t.Fatalf("verifier: %v", err)
@@ -313,7 +314,7 @@ func TestCompileErrors(t *testing.T) {
 // TestNoAllocs: a run through the JIT allocates nothing, raw or under the
 // handler ABI, once the machine has its instance.
 func TestNoAllocs(t *testing.T) {
-	p := testprog.FNV1a()
+	p := benchprog.FNV1a()
 	code, err := jit.Compile(p.Insns, jit.Options{})
 	if err != nil {
 		t.Fatal(err)

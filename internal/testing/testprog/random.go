@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 
 	"github.com/cilium/ebpf/asm"
+
+	"github.com/naam-project/naam/internal/bench/benchprog"
 )
 
 // Memory layout of a Random program. The prologue loads registers and the
@@ -70,7 +72,7 @@ type RandomOptions struct {
 // stored to.
 //
 // The same rng state gives the same program.
-func Random(rng *rand.Rand, opts RandomOptions) Program {
+func Random(rng *rand.Rand, opts RandomOptions) benchprog.Program {
 	if opts.MaxInsns <= 0 {
 		opts.MaxInsns = 48
 	}
@@ -89,11 +91,11 @@ func Random(rng *rand.Rand, opts RandomOptions) Program {
 	if g.hasSub {
 		g.subprogram()
 	}
-	return Program{
+	return benchprog.Program{
 		Name:    "random",
-		Insns:   resolve(g.finish()),
+		Insns:   benchprog.Resolve(g.finish()),
 		MemSize: RandomMemSize,
-		Mem:     fixedMem(mem),
+		Mem:     func() []byte { return append([]byte(nil), mem...) },
 	}
 }
 

@@ -1,4 +1,4 @@
-package testprog
+package benchprog
 
 import (
 	"encoding/binary"
@@ -83,5 +83,5 @@ func BinarySearch() Program {
 		idx := sort.Search(len(entries), func(i int) bool { return entries[i] > key }) - 1
 		want = want*31 + uint64(idx)
 	}
-	return Program{Name: "binary-search", Insns: resolve(insns), MemSize: len(mem), Mem: fixedMem(mem), Want: want, HasWant: true}
+	return Program{Name: "binary-search", Insns: Resolve(insns), MemSize: len(mem), Mem: fixedMem(mem), Want: want, HasWant: true}
 }

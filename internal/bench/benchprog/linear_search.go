@@ -1,4 +1,4 @@
-package testprog
+package benchprog
 
 import (
 	"encoding/binary"
@@ -56,5 +56,5 @@ func LinearSearch() Program {
 			want = uint64(i)
 		}
 	}
-	return Program{Name: "linear-search", Insns: resolve(insns), MemSize: len(mem), Mem: fixedMem(mem), Want: want, HasWant: true}
+	return Program{Name: "linear-search", Insns: Resolve(insns), MemSize: len(mem), Mem: fixedMem(mem), Want: want, HasWant: true}
 }

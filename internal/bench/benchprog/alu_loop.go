@@ -1,4 +1,4 @@
-package testprog
+package benchprog
 
 import "github.com/cilium/ebpf/asm"
 
@@ -37,7 +37,7 @@ func ALULoop() Program {
 		asm.Add.Reg(asm.R0, asm.R5),
 		asm.Return(),
 	}
-	return Program{Name: "alu-loop", Insns: resolve(insns), Want: aluLoopRef(), HasWant: true}
+	return Program{Name: "alu-loop", Insns: Resolve(insns), Want: aluLoopRef(), HasWant: true}
 }
 
 func aluLoopRef() uint64 {

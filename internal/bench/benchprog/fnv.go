@@ -1,4 +1,4 @@
-package testprog
+package benchprog
 
 import (
 	"hash/fnv"
@@ -39,5 +39,5 @@ func FNV1a() Program {
 	}
 	h := fnv.New64a()
 	h.Write(data)
-	return Program{Name: "fnv1a", Insns: resolve(insns), MemSize: FNV1aSize, Mem: fixedMem(data), Want: h.Sum64(), HasWant: true}
+	return Program{Name: "fnv1a", Insns: Resolve(insns), MemSize: FNV1aSize, Mem: fixedMem(data), Want: h.Sum64(), HasWant: true}
 }

@@ -1,4 +1,4 @@
-package testprog
+package benchprog
 
 import (
 	"encoding/binary"
@@ -58,5 +58,5 @@ func PointerChase() Program {
 	for range ChaseHops {
 		node = next[node]
 	}
-	return Program{Name: "pointer-chase", Insns: resolve(insns), MemSize: len(mem), Mem: fixedMem(mem), Want: values[node], HasWant: true}
+	return Program{Name: "pointer-chase", Insns: Resolve(insns), MemSize: len(mem), Mem: fixedMem(mem), Want: values[node], HasWant: true}
 }

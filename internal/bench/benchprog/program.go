@@ -1,4 +1,4 @@
-package testprog
+package benchprog
 
 import (
 	"fmt"
@@ -7,7 +7,8 @@ import (
 	"github.com/naam-project/naam/bytecode"
 )
 
-// Program is one named test program.
+// Program is one named program in raw mode, with its memory and, for the
+// benchmarks, the r0 its Go reference computes.
 type Program struct {
 	Name string
 	// Insns is the body in raw mode (r1 = memory, r2 = MemSize). Jump and
@@ -53,17 +54,17 @@ func ByName(name string) (Program, bool) {
 	return Program{}, false
 }
 
-// resolve turns symbolic jumps and calls into numeric offsets by encoding
+// Resolve turns symbolic jumps and calls into numeric offsets by encoding
 // and decoding, the same path a program file takes. The programs here are
 // fixed, so a failure is a bug in this package.
-func resolve(insns asm.Instructions) asm.Instructions {
+func Resolve(insns asm.Instructions) asm.Instructions {
 	raw, err := bytecode.Encode(insns)
 	if err != nil {
-		panic(fmt.Sprintf("testprog: encode: %v", err))
+		panic(fmt.Sprintf("benchprog: encode: %v", err))
 	}
 	out, err := bytecode.Decode(raw)
 	if err != nil {
-		panic(fmt.Sprintf("testprog: decode: %v", err))
+		panic(fmt.Sprintf("benchprog: decode: %v", err))
 	}
 	return out
 }
