@@ -128,7 +128,7 @@ func (b *builder) binop(op lang.Token, x vreg, y operand, t lang.Type, pos lang.
 				b.errorf(b.pos, "division by zero")
 			}
 		} else {
-			b.jump(asm.JEq, y.reg, immOp(0), b.failLabel(lang.FailDivideByZero, pos))
+			b.jump(asm.JEq, y.reg, immOp(0), b.failLabel(bytecode.FailDivideByZero, pos))
 		}
 		alu := asm.Div
 		if op == lang.REM {
@@ -475,7 +475,7 @@ func (b *builder) builtin(name string, e *lang.CallExpr) operand {
 		node := b.expr(e.Args[0])
 		h := b.expr(e.Args[1])
 		r := b.helper(bytecode.HelperForward, b.small(node), b.small(h))
-		b.jump(asm.JNE, r, immOp(0), b.failLabel(lang.FailForward, e.Pos()))
+		b.jump(asm.JNE, r, immOp(0), b.failLabel(bytecode.FailForward, e.Pos()))
 		b.emit(insn{op: irExit, a: immOp(bytecode.ReturnForwarded)})
 		return immOp(0)
 	case "src_node":

@@ -242,8 +242,8 @@ func (b *builder) handler() {
 	// The request, then the reply: load the pointer and its end, and
 	// check the layout's size against the end (the verifier's proof for
 	// every constant offset into it).
-	b.data, b.dataEnd = b.packet(bytecode.CtxData, bytecode.CtxDataEnd, h.Args.Size, lang.FailShortRequest)
-	b.reply, b.replyEnd = b.packet(bytecode.CtxReply, bytecode.CtxReplyEnd, h.Reply.Size, lang.FailShortReply)
+	b.data, b.dataEnd = b.packet(bytecode.CtxData, bytecode.CtxDataEnd, h.Args.Size, bytecode.FailShortRequest)
+	b.reply, b.replyEnd = b.packet(bytecode.CtxReply, bytecode.CtxReplyEnd, h.Reply.Size, bytecode.FailShortReply)
 	b.block(h.Decl.Body)
 	if b.live {
 		b.pos = h.Decl.Body.Rbrace
@@ -487,7 +487,7 @@ func (b *builder) forStmt(s *lang.ForStmt) {
 		// comparison with the constant cap is what bounds the counter.
 		b.jump(asm.JGE, counter, limit, exitL)
 		b.jump(asm.JLT, counter, capOp, headL)
-		b.ja(b.failLabel(lang.FailLoopCap, s.Max.Pos()))
+		b.ja(b.failLabel(bytecode.FailLoopCap, s.Max.Pos()))
 	} else {
 		b.jump(lt, counter, limit, headL)
 	}
@@ -652,7 +652,7 @@ func (b *builder) index(p place, arr *lang.Array, ie lang.Expr) place {
 	b.pinned[scaled] = true
 	if m, ok := b.maxValue(ie); !ok || m >= uint64(arr.Len) {
 		n := b.small(immOp(arr.Len))
-		b.jump(asm.JGE, scaled, n, b.failLabel(lang.FailIndexOutOfRange, ie.Pos()))
+		b.jump(asm.JGE, scaled, n, b.failLabel(bytecode.FailIndexOutOfRange, ie.Pos()))
 	}
 	if es&(es-1) == 0 {
 		if sh := log2(es); sh > 0 {
@@ -690,9 +690,9 @@ func (b *builder) pktCheck(ptr vreg, root rootKind, n int64) {
 	if root != rootRequest && root != rootReply {
 		return
 	}
-	end, code := b.dataEnd, int64(lang.FailShortRequest)
+	end, code := b.dataEnd, int64(bytecode.FailShortRequest)
 	if root == rootReply {
-		end, code = b.replyEnd, lang.FailShortReply
+		end, code = b.replyEnd, bytecode.FailShortReply
 	}
 	t := b.copyReg(regOp(ptr))
 	b.alu(asm.Add, t, b.small(immOp(n)), false)

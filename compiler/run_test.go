@@ -127,10 +127,10 @@ handler find(n: u64, target: u64) -> u64 {
 		code      int32 // 0: replied target
 	}{
 		{n: 4, target: 2},
-		{n: 1000, target: 5},                         // a range over the cap, left early
-		{n: 1000, target: 7},                         // the last iteration the cap allows
-		{n: 1000, target: 8, code: lang.FailLoopCap}, // beyond the cap
-		{n: 8, target: 9, code: 1},                   // within the cap, not found
+		{n: 1000, target: 5}, // a range over the cap, left early
+		{n: 1000, target: 7}, // the last iteration the cap allows
+		{n: 1000, target: 8, code: bytecode.FailLoopCap}, // beyond the cap
+		{n: 8, target: 9, code: 1},                       // within the cap, not found
 	} {
 		res, _ := runSource(t, src, "find", le64(tc.n, tc.target))
 		switch {
@@ -164,11 +164,11 @@ handler h(i: u64, j: u64, d: u64, n: u64) -> u64 {
 		code       int64
 		pos        string
 	}{
-		{9, 0, 1, 0, lang.FailIndexOutOfRange, "t.naam:4:15"},
-		{0, 9, 1, 0, lang.FailIndexOutOfRange, "t.naam:5:15"},
-		{0, 0, 1, 3, lang.FailLoopCap, "t.naam:6:23"},
+		{9, 0, 1, 0, bytecode.FailIndexOutOfRange, "t.naam:4:15"},
+		{0, 9, 1, 0, bytecode.FailIndexOutOfRange, "t.naam:5:15"},
+		{0, 0, 1, 3, bytecode.FailLoopCap, "t.naam:6:23"},
 		{0, 0, 7, 0, 7, "t.naam:10:9"},
-		{0, 0, 0, 0, lang.FailDivideByZero, "t.naam:12:14"},
+		{0, 0, 0, 0, bytecode.FailDivideByZero, "t.naam:12:14"},
 	} {
 		name := fmt.Sprintf("i=%d j=%d d=%d n=%d", tc.i, tc.j, tc.d, tc.n)
 		res, obj := runSource(t, src, "h", le64(tc.i, tc.j, tc.d, tc.n))

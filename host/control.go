@@ -29,7 +29,7 @@ type PeerProgram struct {
 	Source string // the object's source file name ("counter.naam")
 	// Name qualifies its handlers' names: the source's base name without
 	// .naam, with "#ID" added where two of the tenant's programs share it
-	// ("counter", "counter#3"; nicrt.ProgramLabels).
+	// ("counter", "counter#3"; bytecode.ProgramLabels).
 	Name     string
 	Handlers []*Handler
 }

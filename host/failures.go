@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/naam-project/naam/lang"
+	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/nicrt"
 )
 
@@ -62,12 +62,12 @@ func (f *failureLog) failed(fl nicrt.Failure) {
 		f.n.log.Warn("handler faulted", append(attrs, "fault", fl.Err)...)
 		return
 	}
-	f.n.log.Warn("handler failed", append(attrs, "code", fl.Code, "error", lang.FailText(int64(fl.Code)))...)
+	f.n.log.Warn("handler failed", append(attrs, "code", fl.Code, "error", bytecode.FailText(int64(fl.Code)))...)
 }
 
 // handlerName is what counters, metrics and callers call h:
 // "PROGRAM.HANDLER" with the program's name among its tenant's
-// (nicrt.ProgramLabels).
+// (bytecode.ProgramLabels).
 func (n *Node) handlerName(h nicrt.HandlerInfo) string {
 	progs := n.nic.Programs(h.Tenant)
 	ids := make([]uint64, len(progs))
@@ -75,10 +75,10 @@ func (n *Node) handlerName(h nicrt.HandlerInfo) string {
 	for i, p := range progs {
 		ids[i], sources[i] = p.ID, p.Source
 	}
-	for i, l := range nicrt.ProgramLabels(ids, sources) {
+	for i, l := range bytecode.ProgramLabels(ids, sources) {
 		if ids[i] == h.Program {
 			return l + "." + h.Name
 		}
 	}
-	return nicrt.ProgramName(h.Source) + "." + h.Name // uninstalled since
+	return bytecode.ProgramName(h.Source) + "." + h.Name // uninstalled since
 }

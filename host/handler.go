@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/naam-project/naam/bytecode"
-	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/nicrt/wire"
 )
 
@@ -21,7 +20,7 @@ type Handler struct {
 	Args      []bytecode.Field
 	Results   []bytecode.Field
 
-	label         string // the program's name among the node's (nicrt.ProgramLabels)
+	label         string // the program's name among the node's (bytecode.ProgramLabels)
 	args, results layout
 	argPlans      planCache
 	resultPlans   planCache
@@ -46,11 +45,11 @@ func newHandler(program, name string, id uint32, args, results []bytecode.Field)
 
 // String is the qualified name, "kv.get" for handler get of kv.naam;
 // where two of the node's programs share a name, the program's id tells
-// them apart: "counter#3.add" (nicrt.ProgramLabels).
+// them apart: "counter#3.add" (bytecode.ProgramLabels).
 func (h *Handler) String() string {
 	p := h.label
 	if p == "" {
-		p = nicrt.ProgramName(h.Program)
+		p = bytecode.ProgramName(h.Program)
 	}
 	if p != "" {
 		return p + "." + h.Name

@@ -19,7 +19,7 @@ import (
 	"github.com/hashicorp/memberlist"
 	"github.com/vmihailenco/msgpack/v5"
 
-	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/bytecode"
 )
 
 // Member is a node of the cluster as membership sees it.
@@ -50,7 +50,7 @@ func (n *Node) encodeMeta() []byte {
 	m := meta{ID: n.cfg.ID, Addr: n.advertise.String()}
 	seen := map[string]bool{}
 	for _, p := range n.nic.Programs(uint64(n.tenant)) {
-		name := nicrt.ProgramName(p.Source)
+		name := bytecode.ProgramName(p.Source)
 		if !seen[name] {
 			seen[name] = true
 			m.Programs = append(m.Programs, name)

@@ -132,7 +132,7 @@ func (p *Peer) load(d nicrt.Description) error {
 	for i, prog := range d.Programs {
 		ids[i], sources[i] = prog.Program, prog.Source
 	}
-	labels := nicrt.ProgramLabels(ids, sources)
+	labels := bytecode.ProgramLabels(ids, sources)
 	programs := make([]PeerProgram, len(d.Programs))
 	for i, prog := range d.Programs {
 		programs[i] = PeerProgram{ID: prog.Program, Source: prog.Source, Name: labels[i]}

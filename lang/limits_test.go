@@ -19,7 +19,7 @@ func TestLimitsMatchABI(t *testing.T) {
 		{"regions", maxRegions, bytecode.MaxRegions},
 		{"region size", maxRegionSize, bytecode.MaxRegionSize},
 		{"stack", stackSize, bytecode.StackSize},
-		{"largest reserved code", FailForward, bytecode.MaxErrorCode},
+		{"largest reserved code", bytecode.FailForward, bytecode.MaxErrorCode},
 	} {
 		if c.name == "largest reserved code" {
 			if c.have > c.want {

@@ -48,7 +48,7 @@ func TestNetFailurePosition(t *testing.T) {
 		pos  string
 	}{
 		{7, 7, "cells.naam:5:9"},
-		{9, lang.FailIndexOutOfRange, "cells.naam:7:18"},
+		{9, bytecode.FailIndexOutOfRange, "cells.naam:7:18"},
 	} {
 		_, err := cl.Call(ctx, tenantA, pick, binary.LittleEndian.AppendUint64(nil, tc.i))
 		var he *HandlerError
@@ -129,24 +129,6 @@ func TestNetStatsForTenant(t *testing.T) {
 	for _, name := range []string{"handler.cells.pick.runs", "verb.read.runs", "verb.fetch_add.rejected", "server.requests"} {
 		if !seen[name] {
 			t.Errorf("no counter %s", name)
-		}
-	}
-}
-
-func TestProgramLabels(t *testing.T) {
-	for _, tc := range []struct {
-		ids     []uint64
-		sources []string
-		want    []string
-	}{
-		{nil, nil, []string{}},
-		{[]uint64{1}, []string{"kv.naam"}, []string{"kv"}},
-		{[]uint64{1, 2}, []string{"dir/kv.naam", `c:\x\chase.naam`}, []string{"kv", "chase"}},
-		{[]uint64{3, 5, 6}, []string{"counter.naam", "a/counter.naam", "kv"}, []string{"counter#3", "counter#5", "kv"}},
-	} {
-		got := ProgramLabels(tc.ids, tc.sources)
-		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
-			t.Errorf("ProgramLabels(%v, %q) = %q, want %q", tc.ids, tc.sources, got, tc.want)
 		}
 	}
 }

@@ -234,10 +234,10 @@ func testForward(t *testing.T, c *cluster) {
 		t.Errorf("notify to an unknown node: %x %v", got, err)
 	}
 	var he *HandlerError
-	if _, err := call("hop", 0, 999, 1); !errors.As(err, &he) || he.Code != lang.FailForward {
+	if _, err := call("hop", 0, 999, 1); !errors.As(err, &he) || he.Code != bytecode.FailForward {
 		t.Errorf("hop to an unknown node: %v", err)
 	}
-	if _, err := call("hop", 0, 1<<40, 1); !errors.As(err, &he) || he.Code != lang.FailForward {
+	if _, err := call("hop", 0, 1<<40, 1); !errors.As(err, &he) || he.Code != bytecode.FailForward {
 		t.Errorf("hop to a node id over 32 bits: %v", err)
 	}
 	if sa := a.srv.Stats(); sa.SendsRefused != 1 || sa.ForwardsRefused != 2 || sa.UnknownNode != 3 {
@@ -253,7 +253,7 @@ func testForward(t *testing.T, c *cluster) {
 	}
 	// A forward from a message that did not come over the wire is refused.
 	r := a.nic.Call(&Message{Tenant: tenantA, Handler: c.handler(t, "hop"), RequestID: 1, SrcNode: 1, Payload: routeReq(0, uint64(b.id), 1)})
-	if r.Status != StatusError || uint32(r.Code) != lang.FailForward {
+	if r.Status != StatusError || uint32(r.Code) != bytecode.FailForward {
 		t.Errorf("local forward: %v %d", r.Status, r.Code)
 	}
 	// The program is gone from C: C answers the caller "unknown handler",
@@ -276,7 +276,7 @@ func testForward(t *testing.T, c *cluster) {
 	if _, ok := a.srv.Peer(b.id); ok {
 		t.Error("B still known")
 	}
-	if _, err := call("hop", 0, uint64(b.id), 1); !errors.As(err, &he) || he.Code != lang.FailForward {
+	if _, err := call("hop", 0, uint64(b.id), 1); !errors.As(err, &he) || he.Code != bytecode.FailForward {
 		t.Errorf("hop to a removed peer: %v", err)
 	}
 	if err := a.srv.SetPeer(5, transport.Addr{}); err == nil {

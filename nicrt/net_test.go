@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/nicrt/transport"
@@ -471,7 +472,7 @@ handler incr(slot: u64, by: u64) -> u64 {
 	if old, err := cl.FetchAdd(ctx, tenantA, ref, 16, 1); err != nil || old != 5 {
 		t.Fatalf("fetch-add on the registered region: %d %v", old, err)
 	}
-	cs, err := cl2.NodeStats(ctx, tenantA, "handler."+ProgramName(obj.Source)+".incr.")
+	cs, err := cl2.NodeStats(ctx, tenantA, "handler."+bytecode.ProgramName(obj.Source)+".incr.")
 	if err != nil || len(cs) == 0 {
 		t.Fatalf("stats: %v %v", cs, err)
 	}

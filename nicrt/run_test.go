@@ -240,7 +240,7 @@ func TestStatsCounters(t *testing.T) {
 		}
 		seen[c.Name] = c.Value
 	}
-	prog := ProgramName(p.Source)
+	prog := bytecode.ProgramName(p.Source)
 	for name, want := range map[string]uint64{
 		"programs": 1, "regions": 1, "rejected.wrong_key": 1, "nic.placed.nic": 2, "nic.runs": 2, "nic.replies": 1,
 		"nic.reply_bytes": 8, "handler." + prog + ".get.runs": 1, "verb.read.rejected": 1, "nic.dma_reads": 1,

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/vm/jit"
 )
 
@@ -219,38 +220,9 @@ func (s Stats) ForTenant(tenant uint64) Stats {
 	return s
 }
 
-// ProgramName is a program's short name, which qualifies its handlers'
-// names ("kv.get") in counters, metrics and callers' lookups: its source
-// file's base name without the .naam extension.
-func ProgramName(source string) string {
-	if i := strings.LastIndexAny(source, `/\`); i >= 0 {
-		source = source[i+1:]
-	}
-	return strings.TrimSuffix(source, ".naam")
-}
-
-// ProgramLabels names a tenant's programs as counters, metrics and
-// callers do: each one's ProgramName, with "#" and its id appended where
-// two of them share that name ("counter#3"). ids and sources are the
-// programs' ids and source names, in the same order.
-func ProgramLabels(ids []uint64, sources []string) []string {
-	count := map[string]int{}
-	for _, s := range sources {
-		count[ProgramName(s)]++
-	}
-	out := make([]string, len(sources))
-	for i, s := range sources {
-		out[i] = ProgramName(s)
-		if count[out[i]] > 1 {
-			out[i] += "#" + strconv.FormatUint(ids[i], 10)
-		}
-	}
-	return out
-}
-
 // HandlerNames returns the name counters and metrics give each handler of
 // hs: "PROGRAM.HANDLER" with the program's label among its tenant's
-// programs (ProgramLabels), or for a verb its lower-case name ("read",
+// programs (bytecode.ProgramLabels), or for a verb its lower-case name ("read",
 // "fetch_add").
 func HandlerNames(hs []HandlerStats) []string {
 	type key struct{ tenant, program uint64 }
@@ -270,7 +242,7 @@ func HandlerNames(hs []HandlerStats) []string {
 		for i, p := range progs {
 			ids[i], sources[i] = p.Program, p.Source
 		}
-		for i, l := range ProgramLabels(ids, sources) {
+		for i, l := range bytecode.ProgramLabels(ids, sources) {
 			labels[key{tenant, ids[i]}] = l
 		}
 	}

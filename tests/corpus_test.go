@@ -421,7 +421,7 @@ func (r *corpusRun) short(hi int, h corpusHandler) {
 			continue
 		}
 		res, err := r.invoke(hi, bytes.Repeat([]byte{0x5a}, n), h.reply)
-		if err != nil || res.Outcome != bytecode.OutcomeError || res.Code != lang.FailShortRequest {
+		if err != nil || res.Outcome != bytecode.OutcomeError || res.Code != bytecode.FailShortRequest {
 			r.report("%s with a %d-byte request: got %s (err %v), want FailShortRequest", h.name, n, describeResult(res), err)
 		}
 		for i, rg := range r.eng.regions {
@@ -433,7 +433,7 @@ func (r *corpusRun) short(hi int, h corpusHandler) {
 	if h.reply > 0 {
 		r.restore(snapshot)
 		res, err := r.invoke(hi, make([]byte, h.req), h.reply-1)
-		if err != nil || res.Outcome != bytecode.OutcomeError || res.Code != lang.FailShortReply {
+		if err != nil || res.Outcome != bytecode.OutcomeError || res.Code != bytecode.FailShortReply {
 			r.report("%s with a %d-byte reply buffer: got %s (err %v), want FailShortReply", h.name, h.reply-1, describeResult(res), err)
 		}
 	}
@@ -757,7 +757,7 @@ func arithProgram[T integer](file string) corpusProgram {
 				ref: func(req []byte, _ [][]byte) ([]byte, uint32) {
 					a, b := get[T](req, 0), get[T](req, sz)
 					if b == 0 {
-						return failed(lang.FailDivideByZero)
+						return failed(bytecode.FailDivideByZero)
 					}
 					out := make([]byte, 10*sz)
 					for i, v := range []T{a + b, a - b, a * b, a / b, a % b, -a, ^a, a & b, a | b, a ^ b} {
@@ -1225,10 +1225,10 @@ func cappedLoopProgram() corpusProgram {
 					var total uint64
 					for i := uint64(lo); i < uint64(hi); i++ {
 						if i-uint64(lo) == 64 { // max 64: a 65th iteration fails
-							return failed(lang.FailLoopCap)
+							return failed(bytecode.FailLoopCap)
 						}
 						if i >= 256 {
-							return failed(lang.FailIndexOutOfRange)
+							return failed(bytecode.FailIndexOutOfRange)
 						}
 						total += uint64(get[uint32](rg[0], 4*int(i)))
 					}
@@ -1244,7 +1244,7 @@ func cappedLoopProgram() corpusProgram {
 				ref: func(req []byte, _ [][]byte) ([]byte, uint32) {
 					lo, hi := int64(get[int32](req, 0)), int64(get[int32](req, 4))
 					if hi-lo > 100 {
-						return failed(lang.FailLoopCap)
+						return failed(bytecode.FailLoopCap)
 					}
 					var sum int64
 					var n uint32
@@ -1263,7 +1263,7 @@ func cappedLoopProgram() corpusProgram {
 				ref: func(req []byte, _ [][]byte) ([]byte, uint32) {
 					n := req[0]
 					if n > 10 {
-						return failed(lang.FailLoopCap)
+						return failed(bytecode.FailLoopCap)
 					}
 					var c uint32
 					for i := range uint32(n) {
@@ -1281,7 +1281,7 @@ func cappedLoopProgram() corpusProgram {
 				ref: func(req []byte, _ [][]byte) ([]byte, uint32) {
 					lo, hi := get[uint64](req, 0), get[uint64](req, 8)
 					if hi > lo && hi-lo > 32 {
-						return failed(lang.FailLoopCap)
+						return failed(bytecode.FailLoopCap)
 					}
 					var x uint64
 					for i := lo; i < hi; i++ {
@@ -1295,7 +1295,7 @@ func cappedLoopProgram() corpusProgram {
 				ref: func(req []byte, _ [][]byte) ([]byte, uint32) {
 					lo, hi := int(int8(req[0])), int(int8(req[1]))
 					if hi-lo > 200 {
-						return failed(lang.FailLoopCap)
+						return failed(bytecode.FailLoopCap)
 					}
 					var x int32
 					for i := lo; i < hi; i++ {
@@ -1397,11 +1397,11 @@ func nestedLoopsProgram() corpusProgram {
 					var cells, diag, upper uint32
 					for y := range h {
 						if y == 16 { // max 16
-							return failed(lang.FailLoopCap)
+							return failed(bytecode.FailLoopCap)
 						}
 						for x := range w {
 							if x == 16 { // max 16; a break before it ends the loop
-								return failed(lang.FailLoopCap)
+								return failed(bytecode.FailLoopCap)
 							}
 							cells++
 							if x == y {
@@ -1500,7 +1500,7 @@ func loopTypesProgram() corpusProgram {
 				ref: func(req []byte, _ [][]byte) ([]byte, uint32) {
 					lo, hi := int(get[uint16](req, 0)), int(get[uint16](req, 2))
 					if hi-lo > 40 {
-						return failed(lang.FailLoopCap)
+						return failed(bytecode.FailLoopCap)
 					}
 					var n uint32
 					var last uint16
@@ -1523,7 +1523,7 @@ func loopTypesProgram() corpusProgram {
 				ref: func(req []byte, _ [][]byte) ([]byte, uint32) {
 					lo, hi := get[int64](req, 0), get[int64](req, 8)
 					if hi > lo && uint64(hi)-uint64(lo) > 20 {
-						return failed(lang.FailLoopCap)
+						return failed(bytecode.FailLoopCap)
 					}
 					var n uint32
 					first := int64(maxI)
@@ -1568,7 +1568,7 @@ func structLayoutProgram() corpusProgram {
 				ref: func(req []byte, rg [][]byte) ([]byte, uint32) {
 					i := get[uint32](req, 0)
 					if i >= 16 {
-						return failed(lang.FailIndexOutOfRange)
+						return failed(bytecode.FailIndexOutOfRange)
 					}
 					x := rg[0][int(i)*rec:]
 					out := make([]byte, 40)
@@ -1864,7 +1864,7 @@ func indexOOBProgram() corpusProgram {
 				ref: func(req []byte, rg [][]byte) ([]byte, uint32) {
 					i := get[uint32](req, 0)
 					if i >= 10 {
-						return failed(lang.FailIndexOutOfRange)
+						return failed(bytecode.FailIndexOutOfRange)
 					}
 					return replied(table(rg, uint64(i)))
 				},
@@ -1874,7 +1874,7 @@ func indexOOBProgram() corpusProgram {
 				ref: func(req []byte, rg [][]byte) ([]byte, uint32) {
 					i := get[int16](req, 0)
 					if i < 0 || i >= 10 {
-						return failed(lang.FailIndexOutOfRange)
+						return failed(bytecode.FailIndexOutOfRange)
 					}
 					return replied(table(rg, uint64(i)))
 				},
@@ -1884,7 +1884,7 @@ func indexOOBProgram() corpusProgram {
 				ref: func(req []byte, rg [][]byte) ([]byte, uint32) {
 					i := get[uint64](req, 0)
 					if i >= 10 {
-						return failed(lang.FailIndexOutOfRange)
+						return failed(bytecode.FailIndexOutOfRange)
 					}
 					return replied(table(rg, i))
 				},
@@ -1894,7 +1894,7 @@ func indexOOBProgram() corpusProgram {
 				ref: func(req []byte, _ [][]byte) ([]byte, uint32) {
 					i := req[0]
 					if i >= 5 {
-						return failed(lang.FailIndexOutOfRange)
+						return failed(bytecode.FailIndexOutOfRange)
 					}
 					out := make([]byte, 20)
 					copy(out[4*int(i):], req[4:8])
@@ -1906,7 +1906,7 @@ func indexOOBProgram() corpusProgram {
 				ref: func(req []byte, _ [][]byte) ([]byte, uint32) {
 					i, j := req[0], req[1]
 					if i >= 3 || j >= 4 {
-						return failed(lang.FailIndexOutOfRange)
+						return failed(bytecode.FailIndexOutOfRange)
 					}
 					return replied([]byte{i*4 + j})
 				},
@@ -1916,7 +1916,7 @@ func indexOOBProgram() corpusProgram {
 				ref: func(req []byte, _ [][]byte) ([]byte, uint32) {
 					i := get[int64](req, 16)
 					if i < 0 || i >= 6 {
-						return failed(lang.FailIndexOutOfRange)
+						return failed(bytecode.FailIndexOutOfRange)
 					}
 					return replied(slices.Clone(req[2*i : 2*i+2]))
 				},
@@ -1955,7 +1955,7 @@ func divZeroProgram() corpusProgram {
 				ref: func(req []byte, _ [][]byte) ([]byte, uint32) {
 					a, b := u64(req)
 					if b == 0 {
-						return failed(lang.FailDivideByZero)
+						return failed(bytecode.FailDivideByZero)
 					}
 					return replied(le.AppendUint64(le.AppendUint64(nil, a/b), a%b))
 				},
@@ -1965,7 +1965,7 @@ func divZeroProgram() corpusProgram {
 				ref: func(req []byte, _ [][]byte) ([]byte, uint32) {
 					a, b := u64(req)
 					if uint32(b) == 0 {
-						return failed(lang.FailDivideByZero)
+						return failed(bytecode.FailDivideByZero)
 					}
 					return replied(le.AppendUint32(nil, uint32(a)/uint32(b)))
 				},
@@ -1975,7 +1975,7 @@ func divZeroProgram() corpusProgram {
 				ref: func(req []byte, _ [][]byte) ([]byte, uint32) {
 					a, b := u64(req)
 					if uint8(b) == 0 {
-						return failed(lang.FailDivideByZero)
+						return failed(bytecode.FailDivideByZero)
 					}
 					return replied([]byte{uint8(a) % uint8(b)})
 				},
@@ -1985,7 +1985,7 @@ func divZeroProgram() corpusProgram {
 				ref: func(req []byte, _ [][]byte) ([]byte, uint32) {
 					a, b := get[int32](req, 0), get[int32](req, 4)
 					if b == 0 {
-						return failed(lang.FailDivideByZero)
+						return failed(bytecode.FailDivideByZero)
 					}
 					out := make([]byte, 8)
 					put(out, 0, a/b)
@@ -1998,7 +1998,7 @@ func divZeroProgram() corpusProgram {
 				ref: func(req []byte, _ [][]byte) ([]byte, uint32) {
 					a, b := get[int64](req, 0), get[int64](req, 8)
 					if int16(b) == 0 {
-						return failed(lang.FailDivideByZero)
+						return failed(bytecode.FailDivideByZero)
 					}
 					return replied(le.AppendUint16(nil, uint16(int16(a)/int16(b))))
 				},
@@ -2008,7 +2008,7 @@ func divZeroProgram() corpusProgram {
 				ref: func(req []byte, _ [][]byte) ([]byte, uint32) {
 					a, b := get[uint32](req, 0), get[uint32](req, 4)
 					if b == 0 || b+1 == 0 {
-						return failed(lang.FailDivideByZero)
+						return failed(bytecode.FailDivideByZero)
 					}
 					return replied(le.AppendUint32(nil, a/b%(b+1)))
 				},
@@ -2035,7 +2035,7 @@ func shortRequestProgram() corpusProgram {
 				edges: [][]byte{{}, big(56)[:20], big(56)[:49], big(56), big(80)},
 				ref: func(req []byte, rg [][]byte) ([]byte, uint32) {
 					if len(req) < 50 {
-						return failed(lang.FailShortRequest)
+						return failed(bytecode.FailShortRequest)
 					}
 					bump(rg)
 					return replied(le.AppendUint64(nil, get[uint64](req, 0)+uint64(req[47])+uint64(get[uint16](req, 48))))
@@ -2046,7 +2046,7 @@ func shortRequestProgram() corpusProgram {
 				edges: [][]byte{{}, {0}, {255}, {7, 1, 2, 3}},
 				ref: func(req []byte, rg [][]byte) ([]byte, uint32) {
 					if len(req) < 1 {
-						return failed(lang.FailShortRequest)
+						return failed(bytecode.FailShortRequest)
 					}
 					bump(rg)
 					return replied([]byte{req[0] + 1})
@@ -2160,7 +2160,7 @@ func fnsProgram() corpusProgram {
 				ref: func(req []byte, _ [][]byte) ([]byte, uint32) {
 					n, x, y := req[0], get[uint64](req, 8), get[uint64](req, 16)
 					if n > 64 {
-						return failed(lang.FailLoopCap)
+						return failed(bytecode.FailLoopCap)
 					}
 					var s uint64
 					for i := range n {
@@ -3039,7 +3039,7 @@ func listWalkProgram() corpusProgram {
 							return failed(2)
 						}
 						if i >= nodes {
-							return failed(lang.FailIndexOutOfRange)
+							return failed(bytecode.FailIndexOutOfRange)
 						}
 						n := rg[0][int(i)*node:]
 						if get[uint64](n, 0) == key {
@@ -3190,7 +3190,7 @@ func histogramProgram() corpusProgram {
 					n := req[32]
 					if n > 32 { // 32 samples counted, then the 33rd iteration fails
 						addSamples(rg, req[:32])
-						return failed(lang.FailLoopCap)
+						return failed(bytecode.FailLoopCap)
 					}
 					addSamples(rg, req[:n])
 					return replied(le.AppendUint64(nil, addTotal(rg, uint64(n))+uint64(n)))
@@ -3223,7 +3223,7 @@ func bitsetProgram() corpusProgram {
 		return func(req []byte, rg [][]byte) ([]byte, uint32) {
 			i := get[uint16](req, 0)
 			if i>>6 >= 64 {
-				return failed(lang.FailIndexOutOfRange)
+				return failed(bytecode.FailIndexOutOfRange)
 			}
 			mask := maskOf(i)
 			old := get[uint64](rg[0], word(i))
@@ -3264,7 +3264,7 @@ func bitsetProgram() corpusProgram {
 				ref: func(req []byte, rg [][]byte) ([]byte, uint32) {
 					i := get[uint16](req, 0)
 					if i>>6 >= 64 {
-						return failed(lang.FailIndexOutOfRange)
+						return failed(bytecode.FailIndexOutOfRange)
 					}
 					return replied([]byte{uint8(get[uint64](rg[0], word(i)) >> (i % 64) & 1)})
 				},
@@ -3340,7 +3340,7 @@ func checksumProgram() corpusProgram {
 				ref: func(req []byte, rg [][]byte) ([]byte, uint32) {
 					n := get[uint16](req, 0)
 					if n > 512 {
-						return failed(lang.FailLoopCap)
+						return failed(bytecode.FailLoopCap)
 					}
 					a, b := uint32(1), uint32(0)
 					for i := range int(n) {
@@ -3392,11 +3392,11 @@ func crc32Program() corpusProgram {
 					var data []byte
 					for i := range n {
 						if i == 64 { // max 64
-							return failed(lang.FailLoopCap)
+							return failed(bytecode.FailLoopCap)
 						}
 						idx := off + i
 						if idx >= 256 {
-							return failed(lang.FailIndexOutOfRange)
+							return failed(bytecode.FailIndexOutOfRange)
 						}
 						data = append(data, rg[0][idx])
 					}
@@ -3628,7 +3628,7 @@ func numberTheoryProgram() corpusProgram {
 				ref: func(req []byte, _ [][]byte) ([]byte, uint32) {
 					n := req[0]
 					if n > 200 {
-						return failed(lang.FailLoopCap)
+						return failed(bytecode.FailLoopCap)
 					}
 					var a, b uint64 = 0, 1
 					for range n {
@@ -3808,10 +3808,10 @@ func minmaxProgram() corpusProgram {
 					lo, hi := uint16(0xffff), uint16(0)
 					for i := range n {
 						if i == 64 { // max 64
-							return failed(lang.FailLoopCap)
+							return failed(bytecode.FailLoopCap)
 						}
 						if from+i >= 200 {
-							return failed(lang.FailIndexOutOfRange)
+							return failed(bytecode.FailIndexOutOfRange)
 						}
 						v := get[uint16](rg[1], 2*(from+i))
 						lo, hi = min(lo, v), max(hi, v)
@@ -4356,12 +4356,12 @@ func registerPressureProgram() corpusProgram {
 					x0, x1, x2, x3, x4, x5, x6, x7 := a, a*3, a^0x5a5a, a>>3, a+11, ^a, a<<2, a|1
 					for i := range uint64(n) {
 						if i == 16 { // max 16
-							return failed(lang.FailLoopCap)
+							return failed(bytecode.FailLoopCap)
 						}
 						h := fnv1a(le.AppendUint64(nil, x0))
 						j := (h ^ x1) % 80
 						if j >= 64 {
-							return failed(lang.FailIndexOutOfRange)
+							return failed(bytecode.FailIndexOutOfRange)
 						}
 						x0 += table(j) ^ x7
 						x1 ^= x0 + i
@@ -4467,10 +4467,10 @@ func evalOrderProgram() corpusProgram {
 				ref: func(req []byte, rg [][]byte) ([]byte, uint32) {
 					i, a, b := get[uint32](req, 0), get[uint32](req, 4), get[uint32](req, 8)
 					if i >= 8 {
-						return failed(lang.FailIndexOutOfRange)
+						return failed(bytecode.FailIndexOutOfRange)
 					}
 					if b == 0 {
-						return failed(lang.FailDivideByZero)
+						return failed(bytecode.FailDivideByZero)
 					}
 					put(rg[2], 4*int(i), a/b)
 					return replied(le.AppendUint32(nil, a/b))
@@ -4481,10 +4481,10 @@ func evalOrderProgram() corpusProgram {
 				ref: func(req []byte, rg [][]byte) ([]byte, uint32) {
 					i, a, b := get[uint32](req, 0), get[uint32](req, 4), get[uint32](req, 8)
 					if b == 0 {
-						return failed(lang.FailDivideByZero)
+						return failed(bytecode.FailDivideByZero)
 					}
 					if i >= 8 {
-						return failed(lang.FailIndexOutOfRange)
+						return failed(bytecode.FailIndexOutOfRange)
 					}
 					return replied(le.AppendUint32(nil, a/b+get[uint32](rg[2], 4*int(i))))
 				},
@@ -4499,7 +4499,7 @@ func evalOrderProgram() corpusProgram {
 					a := note(rg, 1, get[uint32](req, 0))
 					b := note(rg, 2, get[uint32](req, 4))
 					if b == 0 {
-						return failed(lang.FailDivideByZero)
+						return failed(bytecode.FailDivideByZero)
 					}
 					return replied(le.AppendUint32(nil, a/b+note(rg, 3, 7)))
 				},

@@ -14,7 +14,6 @@ import (
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/internal/cli"
-	"github.com/naam-project/naam/lang"
 )
 
 func newCallCmd() *cobra.Command {
@@ -160,7 +159,7 @@ func callFailure(h *host.Handler, err error) error {
 		if he.Pos != "" {
 			at = he.Pos + ": "
 		}
-		return fmt.Errorf("%s%s %s", at, h, lang.FailText(int64(he.Code)))
+		return fmt.Errorf("%s%s %s", at, h, bytecode.FailText(int64(he.Code)))
 	}
 	var re *host.RemoteError
 	if errors.As(err, &re) && errors.Is(err, host.ErrFault) {

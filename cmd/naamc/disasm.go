@@ -13,7 +13,6 @@ import (
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/internal/cli"
-	"github.com/naam-project/naam/lang"
 )
 
 func newDisasmCmd() *cobra.Command {
@@ -186,7 +185,7 @@ func insnComment(obj *bytecode.Object, ins *asm.Instruction) string {
 			return "\t# " + obj.Regions[idx].Name
 		}
 	case op == movImm64 && ins.Dst == asm.R0 && ins.Constant < 0:
-		if name := lang.FailName(-ins.Constant); name != "" {
+		if name := bytecode.FailName(-ins.Constant); name != "" {
 			return "\t# " + name
 		}
 	case op == bytecode.OpCall && ins.Src == 0:

@@ -15,7 +15,6 @@ import (
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/internal/cli"
-	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/verifier"
 	"github.com/naam-project/naam/vm"
 )
@@ -187,7 +186,7 @@ func runHandler(cmd *cobra.Command, path, which string, fl *runFlags) error {
 		return cli.Errorf(exitRejected, "%shandler %s faulted: %v", at(obj, fault.PC), h.Name, runErr)
 	}
 	if res.Outcome == bytecode.OutcomeError {
-		return cli.Errorf(exitRejected, "%shandler %s %s", at(obj, res.Exit), h.Name, lang.FailText(int64(res.Code)))
+		return cli.Errorf(exitRejected, "%shandler %s %s", at(obj, res.Exit), h.Name, bytecode.FailText(int64(res.Code)))
 	}
 	return nil
 }

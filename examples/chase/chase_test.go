@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/examples/call"
-	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/verifier"
 )
@@ -161,7 +161,7 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 	// A head outside the region, and a corrupt link.
-	if _, err := s.am.Walk(ctx, 16, 1); !isCode(err, lang.FailIndexOutOfRange) {
+	if _, err := s.am.Walk(ctx, 16, 1); !isCode(err, bytecode.FailIndexOutOfRange) {
 		t.Errorf("head 16 of 16 nodes: %v", err)
 	}
 	if _, err := s.rdma.Walk(ctx, 16, 1); err == nil {
@@ -170,14 +170,14 @@ func TestBadInput(t *testing.T) {
 	if err := SetNode(s.region.Bytes(), head, Node{Key: 100, Next: 999}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.am.Lookup(ctx, head, 5); !isCode(err, lang.FailIndexOutOfRange) {
+	if _, err := s.am.Lookup(ctx, head, 5); !isCode(err, bytecode.FailIndexOutOfRange) {
 		t.Errorf("corrupt link: %v", err)
 	}
 	if _, err := s.rdma.Lookup(ctx, head, 5); err == nil {
 		t.Error("rdma followed a corrupt link")
 	}
 	// Short requests.
-	if _, err := s.caller.Call(ctx, s.ids.Lookup, make([]byte, 12)); !isCode(err, lang.FailShortRequest) {
+	if _, err := s.caller.Call(ctx, s.ids.Lookup, make([]byte, 12)); !isCode(err, bytecode.FailShortRequest) {
 		t.Errorf("12-byte lookup: %v", err)
 	}
 	if _, _, err := BuildList(s.region.Bytes(), cfg, 17, rand.New(rand.NewPCG(1, 1))); err == nil {

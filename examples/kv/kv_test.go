@@ -510,7 +510,7 @@ func TestSizes(t *testing.T) {
 		{n.am.ids.Put, req[:len(req)-1]},
 		{n.am.ids.CAS, creq[:27]},
 	} {
-		if _, err := n.caller.Call(ctx, c.id, c.req); !isCode(err, lang.FailShortRequest) {
+		if _, err := n.caller.Call(ctx, c.id, c.req); !isCode(err, bytecode.FailShortRequest) {
 			t.Errorf("handler %d with %d bytes: %v, want FailShortRequest", c.id, len(c.req), err)
 		}
 	}

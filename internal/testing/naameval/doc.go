@@ -25,7 +25,7 @@
 // evaluates e.
 //
 // What it owns: the meaning of every construct, including the run-time
-// failures (lang.Fail*). What it must never do: accept an unchecked file
+// failures (bytecode.Fail*). What it must never do: accept an unchecked file
 // (it trusts Info's types and constants), call the compiler or the VM, or
 // let a Go panic escape Run: failures are Outcomes, internal trouble an
 // error.

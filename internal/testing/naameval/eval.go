@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 
+	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/lang"
 )
 
@@ -15,7 +16,7 @@ type Env interface {
 	Random() uint64
 	Trace(b []byte)
 	// Send and Forward return nil when the message left; an error is a
-	// refusal (send gives false, forward fails with lang.FailForward).
+	// refusal (send gives false, forward fails with bytecode.FailForward).
 	Send(node uint64, handler uint32, payload []byte) error
 	Forward(node uint64, handler uint32) error
 }
@@ -111,10 +112,10 @@ func Run(info *lang.Info, call Call) (out Outcome, err error) {
 		}
 	}
 	if int64(len(call.Request)) < h.Args.Size {
-		return Outcome{Kind: Failed, Code: lang.FailShortRequest}, nil
+		return Outcome{Kind: Failed, Code: bytecode.FailShortRequest}, nil
 	}
 	if int64(call.ReplySize) < h.Reply.Size {
-		return Outcome{Kind: Failed, Code: lang.FailShortReply}, nil
+		return Outcome{Kind: Failed, Code: bytecode.FailShortReply}, nil
 	}
 	m := &machine{info: info, req: &call, env: call.Env, reply: make([]byte, call.ReplySize)}
 	if m.env == nil {

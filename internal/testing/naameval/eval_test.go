@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/lang"
 )
 
@@ -117,9 +118,9 @@ func TestArith(t *testing.T) {
 		name: "wrap", handler: "mix", req: le(4, 0xffffffff, 4, 2, 8, 1),
 		want: replied(pad(le(4, 0xd, 4, 0, 8, wrapWide, 8, ^uint64(0), 1, 199), 32)),
 	}, {
-		name: "short request", handler: "mix", req: make([]byte, 15), want: failed(lang.FailShortRequest),
+		name: "short request", handler: "mix", req: make([]byte, 15), want: failed(bytecode.FailShortRequest),
 	}, {
-		name: "short reply", handler: "mix", req: make([]byte, 16), reply: 31, want: failed(lang.FailShortReply),
+		name: "short reply", handler: "mix", req: make([]byte, 16), reply: 31, want: failed(bytecode.FailShortReply),
 	}})
 }
 
@@ -159,11 +160,11 @@ func TestLoops(t *testing.T) {
 	runCases(t, "capped_loop", []evalCase{
 		{name: "prefix", handler: "sum_prefix", req: le(4, 3), setup: values, want: replied(le(8, 6))},
 		{name: "prefix at cap", handler: "sum_prefix", req: le(4, 128), setup: values, want: replied(le(8, 128*129/2))},
-		{name: "prefix over cap", handler: "sum_prefix", req: le(4, 129), setup: values, want: failed(lang.FailLoopCap)},
+		{name: "prefix over cap", handler: "sum_prefix", req: le(4, 129), setup: values, want: failed(bytecode.FailLoopCap)},
 		{name: "empty range", handler: "sum_range", req: le(2, 10, 2, 5), setup: values, want: replied(le(8, 0))},
 		{name: "range", handler: "sum_range", req: le(2, 10, 2, 13), setup: values, want: replied(le(8, 11+12+13))},
-		{name: "range over cap", handler: "sum_range", req: le(2, 0, 2, 65), setup: values, want: failed(lang.FailLoopCap)},
-		{name: "range out of bounds", handler: "sum_range", req: le(2, 1020, 2, 1030), setup: values, want: failed(lang.FailIndexOutOfRange)},
+		{name: "range over cap", handler: "sum_range", req: le(2, 0, 2, 65), setup: values, want: failed(bytecode.FailLoopCap)},
+		{name: "range out of bounds", handler: "sum_range", req: le(2, 1020, 2, 1030), setup: values, want: failed(bytecode.FailIndexOutOfRange)},
 	})
 	matrix := func(rs [][]byte) {
 		for i := range 256 {
@@ -311,7 +312,7 @@ func TestListWalk(t *testing.T) {
 	runCases(t, "list_walk", []evalCase{
 		{name: "found", handler: "lookup", req: le(4, 3, 4, 0, 8, 10), setup: link, want: replied(le(8, 100))},
 		{name: "missing", handler: "lookup", req: le(4, 3, 4, 0, 8, 11), setup: link, want: failed(2)},
-		{name: "bad link", handler: "lookup", req: le(4, 9, 4, 0, 8, 11), setup: link, want: failed(lang.FailIndexOutOfRange)},
+		{name: "bad link", handler: "lookup", req: le(4, 9, 4, 0, 8, 11), setup: link, want: failed(bytecode.FailIndexOutOfRange)},
 		{name: "cycle", handler: "lookup", req: le(4, 0, 4, 0, 8, 11), setup: link, want: failed(3)}, // node 0 links to itself
 	})
 }
@@ -394,7 +395,7 @@ func TestHelpers(t *testing.T) {
 		t.Errorf("relay: %v", out)
 	}
 	out, _ = Run(info, Call{Handler: "relay_by_id", Request: le(8, 6, 4, 1, 4, 0), Env: &recorder{refuse: true}})
-	if !same(out, failed(lang.FailForward)) {
+	if !same(out, failed(bytecode.FailForward)) {
 		t.Errorf("refused forward: %v", out)
 	}
 	out, _ = Run(info, Call{Handler: "relay_by_id", Request: le(8, 6, 4, 2, 4, 0), Env: env})

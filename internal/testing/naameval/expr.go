@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"go/constant"
 
+	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/lang"
 )
 
@@ -144,7 +145,7 @@ func arith(op lang.Token, t lang.Type, x, y uint64) uint64 {
 		return canon(t, x*y)
 	case lang.QUO, lang.REM:
 		if y == 0 {
-			fail(lang.FailDivideByZero)
+			fail(bytecode.FailDivideByZero)
 		}
 		if lang.IsSigned(t) {
 			// Go's int64 division truncates toward zero and wraps
@@ -211,7 +212,7 @@ func (m *machine) place(fr *frame, e lang.Expr) place {
 		it := m.typeOf(e.Index)
 		i := m.scalar(fr, e.Index)
 		if lang.IsSigned(it) && int64(i) < 0 || i >= uint64(arr.Len) {
-			fail(lang.FailIndexOutOfRange)
+			fail(bytecode.FailIndexOutOfRange)
 		}
 		return place{mem: base.mem, off: base.off + int64(i)*lang.Sizeof(arr.Elem), typ: arr.Elem}
 	case *lang.SelectorExpr:
@@ -327,7 +328,7 @@ func (m *machine) builtin(fr *frame, e *lang.CallExpr, name string) uint64 {
 		node := m.scalar(fr, args[0])
 		h := uint32(m.scalar(fr, args[1]))
 		if m.env.Forward(node, h) != nil {
-			fail(lang.FailForward)
+			fail(bytecode.FailForward)
 		}
 		panic(forwarded{node: node, handler: h})
 	case "src_node":

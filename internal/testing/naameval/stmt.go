@@ -1,6 +1,7 @@
 package naameval
 
 import (
+	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/lang"
 )
 
@@ -134,7 +135,7 @@ func (m *machine) forStmt(fr *frame, s *lang.ForStmt) ctl {
 	}
 	for i, n := lo, uint64(0); less(t, i, hi); i, n = canon(t, i+1), n+1 {
 		if capped && n == limit { // max N: iteration N+1 fails; a break before it ends the loop
-			fail(lang.FailLoopCap)
+			fail(bytecode.FailLoopCap)
 		}
 		p := newLocal(t)
 		store(p, i)
