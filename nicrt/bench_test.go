@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/naam-project/naam/nicrt/wire"
 )
 
 // installMany installs count null handlers, ten per object, one object per
@@ -117,7 +119,7 @@ func BenchmarkNullThroughput(b *testing.B) {
 func BenchmarkFetchAdd(b *testing.B) {
 	n := newNIC(b, Config{})
 	r := register(b, n, 1, "c", 8, RegionOptions{Writable: true})
-	msg := Message{Tenant: 1, Handler: HandlerFetchAdd, Payload: AppendFetchAdd(nil, r.Ref(), 0, 1)}
+	msg := Message{Tenant: 1, Handler: HandlerFetchAdd, Payload: wire.AppendFetchAdd(nil, r.Ref(), 0, 1)}
 	ch := make(chan Status, 1)
 	done := func(r Reply) { ch <- r.Status }
 	b.ReportAllocs()

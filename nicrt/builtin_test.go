@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"testing"
+
+	"github.com/naam-project/naam/nicrt/wire"
 )
 
 func TestVerbs(t *testing.T) {
@@ -21,33 +23,33 @@ func TestVerbs(t *testing.T) {
 		want Status
 		data []byte
 	}{
-		{"write", HandlerWrite, AppendWrite(nil, ref, 3, []byte("hello")), StatusOK, nil},
-		{"read", HandlerRead, AppendRead(nil, ref, 3, 5), StatusOK, []byte("hello")},
-		{"read zero bytes", HandlerRead, AppendRead(nil, ref, 100, 0), StatusOK, []byte{}},
-		{"read read-only", HandlerRead, AppendRead(nil, roRef, 0, 9), StatusOK, []byte("read-only")},
-		{"fetch-add", HandlerFetchAdd, AppendFetchAdd(nil, ref, 16, 5), StatusOK, le8(0)},
-		{"fetch-add again", HandlerFetchAdd, AppendFetchAdd(nil, ref, 16, 7), StatusOK, le8(5)},
-		{"cas fails", HandlerCAS, AppendCAS(nil, ref, 16, 5, 100), StatusOK, le8(12)},
-		{"cas succeeds", HandlerCAS, AppendCAS(nil, ref, 16, 12, 100), StatusOK, le8(12)},
-		{"read the word", HandlerRead, AppendRead(nil, ref, 16, 8), StatusOK, le8(100)},
-		{"fetch-add last word", HandlerFetchAdd, AppendFetchAdd(nil, ref, 88, 1), StatusOK, le8(0)},
+		{"write", HandlerWrite, wire.AppendWrite(nil, ref, 3, []byte("hello")), StatusOK, nil},
+		{"read", HandlerRead, wire.AppendRead(nil, ref, 3, 5), StatusOK, []byte("hello")},
+		{"read zero bytes", HandlerRead, wire.AppendRead(nil, ref, 100, 0), StatusOK, []byte{}},
+		{"read read-only", HandlerRead, wire.AppendRead(nil, roRef, 0, 9), StatusOK, []byte("read-only")},
+		{"fetch-add", HandlerFetchAdd, wire.AppendFetchAdd(nil, ref, 16, 5), StatusOK, le8(0)},
+		{"fetch-add again", HandlerFetchAdd, wire.AppendFetchAdd(nil, ref, 16, 7), StatusOK, le8(5)},
+		{"cas fails", HandlerCAS, wire.AppendCAS(nil, ref, 16, 5, 100), StatusOK, le8(12)},
+		{"cas succeeds", HandlerCAS, wire.AppendCAS(nil, ref, 16, 12, 100), StatusOK, le8(12)},
+		{"read the word", HandlerRead, wire.AppendRead(nil, ref, 16, 8), StatusOK, le8(100)},
+		{"fetch-add last word", HandlerFetchAdd, wire.AppendFetchAdd(nil, ref, 88, 1), StatusOK, le8(0)},
 
-		{"short header", HandlerRead, AppendRead(nil, ref, 0, 8)[:23], StatusBadRequest, nil},
-		{"read with a body", HandlerRead, append(AppendRead(nil, ref, 0, 8), 0), StatusBadRequest, nil},
-		{"write length lies", HandlerWrite, AppendWrite(nil, ref, 0, []byte("abc"))[:26], StatusBadRequest, nil},
-		{"cas short", HandlerCAS, AppendCAS(nil, ref, 0, 1, 2)[:32], StatusBadRequest, nil},
-		{"fetch-add length not 8", HandlerFetchAdd, patch(AppendFetchAdd(nil, ref, 0, 1), 12, 4), StatusBadRequest, nil},
-		{"read past the end", HandlerRead, AppendRead(nil, ref, 96, 8), StatusOutOfBounds, nil},
-		{"read from past the end", HandlerRead, AppendRead(nil, ref, 101, 0), StatusOutOfBounds, nil},
-		{"offset overflow", HandlerRead, AppendRead(nil, ref, ^uint64(0)-3, 8), StatusOutOfBounds, nil},
-		{"write past the end", HandlerWrite, AppendWrite(nil, ref, 98, []byte("abc")), StatusOutOfBounds, nil},
-		{"atomic past the end", HandlerFetchAdd, AppendFetchAdd(nil, ref, 96, 1), StatusOutOfBounds, nil},
-		{"read too large", HandlerRead, AppendRead(nil, ref, 0, 72), StatusTooLarge, nil},
-		{"write read-only", HandlerWrite, AppendWrite(nil, roRef, 0, []byte("x")), StatusReadOnly, nil},
-		{"cas read-only", HandlerCAS, AppendCAS(nil, roRef, 0, 0, 1), StatusReadOnly, nil},
-		{"fetch-add read-only", HandlerFetchAdd, AppendFetchAdd(nil, roRef, 0, 1), StatusReadOnly, nil},
-		{"cas misaligned", HandlerCAS, AppendCAS(nil, ref, 4, 0, 1), StatusMisaligned, nil},
-		{"fetch-add misaligned", HandlerFetchAdd, AppendFetchAdd(nil, ref, 17, 1), StatusMisaligned, nil},
+		{"short header", HandlerRead, wire.AppendRead(nil, ref, 0, 8)[:23], StatusBadRequest, nil},
+		{"read with a body", HandlerRead, append(wire.AppendRead(nil, ref, 0, 8), 0), StatusBadRequest, nil},
+		{"write length lies", HandlerWrite, wire.AppendWrite(nil, ref, 0, []byte("abc"))[:26], StatusBadRequest, nil},
+		{"cas short", HandlerCAS, wire.AppendCAS(nil, ref, 0, 1, 2)[:32], StatusBadRequest, nil},
+		{"fetch-add length not 8", HandlerFetchAdd, patch(wire.AppendFetchAdd(nil, ref, 0, 1), 12, 4), StatusBadRequest, nil},
+		{"read past the end", HandlerRead, wire.AppendRead(nil, ref, 96, 8), StatusOutOfBounds, nil},
+		{"read from past the end", HandlerRead, wire.AppendRead(nil, ref, 101, 0), StatusOutOfBounds, nil},
+		{"offset overflow", HandlerRead, wire.AppendRead(nil, ref, ^uint64(0)-3, 8), StatusOutOfBounds, nil},
+		{"write past the end", HandlerWrite, wire.AppendWrite(nil, ref, 98, []byte("abc")), StatusOutOfBounds, nil},
+		{"atomic past the end", HandlerFetchAdd, wire.AppendFetchAdd(nil, ref, 96, 1), StatusOutOfBounds, nil},
+		{"read too large", HandlerRead, wire.AppendRead(nil, ref, 0, 72), StatusTooLarge, nil},
+		{"write read-only", HandlerWrite, wire.AppendWrite(nil, roRef, 0, []byte("x")), StatusReadOnly, nil},
+		{"cas read-only", HandlerCAS, wire.AppendCAS(nil, roRef, 0, 0, 1), StatusReadOnly, nil},
+		{"fetch-add read-only", HandlerFetchAdd, wire.AppendFetchAdd(nil, roRef, 0, 1), StatusReadOnly, nil},
+		{"cas misaligned", HandlerCAS, wire.AppendCAS(nil, ref, 4, 0, 1), StatusMisaligned, nil},
+		{"fetch-add misaligned", HandlerFetchAdd, wire.AppendFetchAdd(nil, ref, 17, 1), StatusMisaligned, nil},
 	} {
 		rep := n.Call(&Message{Tenant: 1, Handler: tc.verb, Payload: tc.req})
 		if rep.Status != tc.want || !bytes.Equal(rep.Data, tc.data) || (rep.Data == nil) != (tc.data == nil) {
@@ -88,19 +90,19 @@ func TestVerbCostModel(t *testing.T) {
 		}
 		return rep
 	}
-	r1 := call(HandlerRead, AppendRead(nil, host.Ref(), 0, 1000))
+	r1 := call(HandlerRead, wire.AppendRead(nil, host.Ref(), 0, 1000))
 	s := n.Stats().NIC
 	// 16 insns × 10 cycles at 2.5 GHz = 64 ns; a 1 µs round trip; 1000 B at 25 GB/s = 40 ns.
 	if s.DMAReads != 1 || s.DMABytes != 1000 || s.DMANanos != 1040 || r1.ModelNanos != 1104 || s.Cycles != 160 {
 		t.Errorf("READ of host memory: %+v, model %d ns", s, r1.ModelNanos)
 	}
-	r2 := call(HandlerRead, AppendRead(nil, nm.Ref(), 0, 1000))
+	r2 := call(HandlerRead, wire.AppendRead(nil, nm.Ref(), 0, 1000))
 	s2 := n.Stats().NIC
 	if s2.DMAReads != 1 || s2.LocalHits != 1 || r2.ModelNanos != 164 {
 		t.Errorf("READ of nicmem: %+v, model %d ns", s2, r2.ModelNanos)
 	}
-	call(HandlerWrite, AppendWrite(nil, host.Ref(), 0, make([]byte, 500)))
-	call(HandlerFetchAdd, AppendFetchAdd(nil, host.Ref(), 0, 1))
+	call(HandlerWrite, wire.AppendWrite(nil, host.Ref(), 0, make([]byte, 500)))
+	call(HandlerFetchAdd, wire.AppendFetchAdd(nil, host.Ref(), 0, 1))
 	s3 := n.Stats().NIC
 	if s3.DMAWrites != 1 || s3.DMAReads != 2 || s3.DMABytes != 1508 {
 		t.Errorf("WRITE and FETCH-ADD: %+v", s3)

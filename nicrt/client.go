@@ -123,7 +123,8 @@ func (e *RemoteError) Is(target error) bool {
 	case ErrFault:
 		return e.Status == StatusFault
 	}
-	return e.Status < numStatus && statusErrors[e.Status] != nil && statusErrors[e.Status] == target
+	err := e.Status.Err()
+	return err != nil && err == target
 }
 
 // Client calls one responder over a Conn: active messages to its handlers
@@ -339,14 +340,14 @@ func (c *Client) Go(tenant, handler uint32, payload []byte, done func(reply []by
 // Read reads n bytes at off of the region ref (the READ verb).
 func (c *Client) Read(ctx context.Context, tenant uint32, ref RegionRef, off uint64, n uint32) ([]byte, error) {
 	cl := c.calls.Get().(*call)
-	cl.scratch = AppendRead(cl.scratch[:0], ref, off, n)
+	cl.scratch = wire.AppendRead(cl.scratch[:0], ref, off, n)
 	return c.do(ctx, cl, tenant, HandlerRead, cl.scratch, nil)
 }
 
 // Write writes data at off of the region ref (the WRITE verb).
 func (c *Client) Write(ctx context.Context, tenant uint32, ref RegionRef, off uint64, data []byte) error {
 	cl := c.calls.Get().(*call)
-	cl.scratch = AppendWrite(cl.scratch[:0], ref, off, data)
+	cl.scratch = wire.AppendWrite(cl.scratch[:0], ref, off, data)
 	var out [8]byte
 	_, err := c.do(ctx, cl, tenant, HandlerWrite, cl.scratch, out[:0])
 	return err
@@ -356,7 +357,7 @@ func (c *Client) Write(ctx context.Context, tenant uint32, ref RegionRef, off ui
 // they hold expected (the CAS verb). It returns the value they held.
 func (c *Client) CompareAndSwap(ctx context.Context, tenant uint32, ref RegionRef, off, expected, desired uint64) (old uint64, swapped bool, err error) {
 	cl := c.calls.Get().(*call)
-	cl.scratch = AppendCAS(cl.scratch[:0], ref, off, expected, desired)
+	cl.scratch = wire.AppendCAS(cl.scratch[:0], ref, off, expected, desired)
 	old, err = c.word(ctx, cl, tenant, HandlerCAS)
 	return old, err == nil && old == expected, err
 }
@@ -366,7 +367,7 @@ func (c *Client) CompareAndSwap(ctx context.Context, tenant uint32, ref RegionRe
 // once: the responder answers a duplicate from its reply cache.
 func (c *Client) FetchAdd(ctx context.Context, tenant uint32, ref RegionRef, off, delta uint64) (uint64, error) {
 	cl := c.calls.Get().(*call)
-	cl.scratch = AppendFetchAdd(cl.scratch[:0], ref, off, delta)
+	cl.scratch = wire.AppendFetchAdd(cl.scratch[:0], ref, off, delta)
 	return c.word(ctx, cl, tenant, HandlerFetchAdd)
 }
 
@@ -451,7 +452,7 @@ func (c *Client) result(cl *call, out []byte) ([]byte, error) {
 func remoteError(status wire.Status, text []byte) error {
 	if k, ok := status.Runtime(); ok {
 		st := Status(255) // not a status this runtime knows
-		if k < uint32(numStatus) {
+		if k < uint32(NumStatus) {
 			st = Status(k)
 		}
 		return &RemoteError{Status: st, Msg: string(text)}
@@ -777,7 +778,7 @@ func (c *Client) readBatch() error {
 func (c *Client) deliver(b []byte) {
 	pkt, err := c.codec.Decode(b)
 	if err != nil {
-		c.ctr.countDecodeError(err)
+		c.ctr.Count(err)
 		return
 	}
 	if pkt.Dst != c.cfg.Node {
@@ -932,7 +933,7 @@ func (c *Client) decayFloor(now time.Duration) {
 }
 
 type clientCounters struct {
-	decodeCounters
+	wire.DecodeErrors
 	calls, replies, retransmits, timeouts atomic.Uint64
 	spurious                              atomic.Uint64
 	stale, wrongDst, unexpectedType       atomic.Uint64
@@ -955,7 +956,7 @@ type ClientStats struct {
 	CreditWaits uint64 // times a call waited for credits (or the window)
 	RxErrors    uint64
 
-	Malformed      [numMalformed]uint64
+	Malformed      [wire.NumMalformed]uint64
 	BadMAC         uint64
 	UnknownTenant  uint64
 	WrongDst       uint64
@@ -976,7 +977,7 @@ func (c *Client) Stats() ClientStats {
 		Timeouts: k.timeouts.Load(), Stale: k.stale.Load(), CreditWaits: k.creditWaits.Load(),
 		RxErrors: k.rxErrors.Load(), OtherNode: k.otherNode.Load(), WrongDst: k.wrongDst.Load(), UnexpectedType: k.unexpectedType.Load(),
 	}
-	s.Malformed, s.BadMAC, s.UnknownTenant = k.decodeCounters.snapshot()
+	s.Malformed, s.BadMAC, s.UnknownTenant = k.DecodeErrors.Snapshot()
 	c.mu.Lock()
 	s.Credits, s.Outstanding = c.credits, c.outstanding
 	c.mu.Unlock()

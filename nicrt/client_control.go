@@ -1,10 +1,8 @@
 package nicrt
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"sync/atomic"
 
 	"github.com/naam-project/naam/bytecode"
@@ -18,12 +16,8 @@ import (
 // Register registers a region of size bytes named name for tenant on the
 // responder and returns what verbs and peers need to reach it.
 func (c *Client) Register(ctx context.Context, tenant uint32, name string, size uint64, opts RegionOptions) (RegionRef, error) {
-	placement := wire.PlacementHost
-	if opts.NICMem {
-		placement = wire.PlacementNICMem
-	}
 	var r wire.RegisterReply
-	err := c.control(ctx, tenant, &wire.Register{Name: name, Size: size, Writable: opts.Writable, Placement: placement}, &r)
+	err := c.control(ctx, tenant, &wire.Register{Name: name, Size: size, Writable: opts.Writable, Placement: opts.Placement()}, &r)
 	return RegionRef{ID: r.Region, Key: r.Key}, err
 }
 
@@ -61,7 +55,7 @@ func (c *Client) InstallWith(ctx context.Context, tenant uint32, obj *bytecode.O
 	if len(file) > wire.MaxInstallSize {
 		return Installed{}, fmt.Errorf("nicrt: install: the object file has %d bytes, the most is %d", len(file), wire.MaxInstallSize)
 	}
-	bindings := opts.bindings()
+	bindings := opts.Bindings()
 	// Room for the body's keys and integers beside the data, and in the
 	// first chunk for the bindings.
 	chunk := c.codec.MaxPayload() - 64
@@ -91,17 +85,6 @@ func (c *Client) InstallWith(ctx context.Context, tenant uint32, obj *bytecode.O
 		return Installed{}, fmt.Errorf("nicrt: install: the responder holds %d of %d bytes and installed nothing", r.Received, len(file))
 	}
 	return Installed{Program: r.Program, Handlers: r.Handlers}, nil
-}
-
-// bindings are o.Regions as an install body carries them, sorted by the
-// object's region.
-func (o InstallOptions) bindings() []wire.RegionBinding {
-	var out []wire.RegionBinding
-	for obj, reg := range o.Regions {
-		out = append(out, wire.RegionBinding{Object: obj, Region: reg})
-	}
-	slices.SortFunc(out, func(a, b wire.RegionBinding) int { return cmp.Compare(a.Object, b.Object) })
-	return out
 }
 
 // Uninstall removes tenant's program from the responder once its requests

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/nicrt/wire"
 	"github.com/naam-project/naam/verifier"
 )
 
@@ -139,7 +140,7 @@ func TestUnregister(t *testing.T) {
 	if err := n.Unregister(r); !errors.Is(err, ErrNotRegistered) {
 		t.Errorf("second Unregister: %v", err)
 	}
-	rep := n.Call(&Message{Tenant: 1, Handler: HandlerRead, Payload: AppendRead(nil, r.Ref(), 0, 8)})
+	rep := n.Call(&Message{Tenant: 1, Handler: HandlerRead, Payload: wire.AppendRead(nil, r.Ref(), 0, 8)})
 	if rep.Status != StatusUnknownRegion {
 		t.Errorf("READ of an unregistered region: %s", rep.Status)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/nicrt/wire"
 )
 
 func TestTenantIsolation(t *testing.T) {
@@ -32,14 +33,14 @@ func TestTenantIsolation(t *testing.T) {
 		{"forged tenant", Message{Tenant: 3, Handler: ha}, StatusForeignHandler},
 		{"unknown handler", Message{Tenant: 1, Handler: 9999}, StatusUnknownHandler},
 		{"handler 0", Message{Tenant: 1, Handler: 0}, StatusUnknownHandler},
-		{"foreign region", Message{Tenant: 2, Handler: HandlerRead, Payload: AppendRead(nil, ra.Ref(), 0, 8)}, StatusForeignRegion},
-		{"foreign region write", Message{Tenant: 2, Handler: HandlerWrite, Payload: AppendWrite(nil, ra.Ref(), 0, []byte{1})}, StatusForeignRegion},
-		{"wrong key", Message{Tenant: 1, Handler: HandlerRead, Payload: AppendRead(nil, RegionRef{ID: ra.ID, Key: ra.Key ^ 1}, 0, 8)}, StatusWrongKey},
-		{"another's key", Message{Tenant: 1, Handler: HandlerFetchAdd, Payload: AppendFetchAdd(nil, RegionRef{ID: ra.ID, Key: rb.Key}, 0, 1)}, StatusWrongKey},
-		{"unknown region", Message{Tenant: 1, Handler: HandlerRead, Payload: AppendRead(nil, RegionRef{ID: 999, Key: ra.Key}, 0, 8)}, StatusUnknownRegion},
+		{"foreign region", Message{Tenant: 2, Handler: HandlerRead, Payload: wire.AppendRead(nil, ra.Ref(), 0, 8)}, StatusForeignRegion},
+		{"foreign region write", Message{Tenant: 2, Handler: HandlerWrite, Payload: wire.AppendWrite(nil, ra.Ref(), 0, []byte{1})}, StatusForeignRegion},
+		{"wrong key", Message{Tenant: 1, Handler: HandlerRead, Payload: wire.AppendRead(nil, RegionRef{ID: ra.ID, Key: ra.Key ^ 1}, 0, 8)}, StatusWrongKey},
+		{"another's key", Message{Tenant: 1, Handler: HandlerFetchAdd, Payload: wire.AppendFetchAdd(nil, RegionRef{ID: ra.ID, Key: rb.Key}, 0, 1)}, StatusWrongKey},
+		{"unknown region", Message{Tenant: 1, Handler: HandlerRead, Payload: wire.AppendRead(nil, RegionRef{ID: 999, Key: ra.Key}, 0, 8)}, StatusUnknownRegion},
 	} {
 		rep := n.Call(&tc.msg)
-		if rep.Status != tc.want || !errors.Is(rep.Err, statusErrors[tc.want]) || rep.Data != nil {
+		if rep.Status != tc.want || !errors.Is(rep.Err, tc.want.Err()) || rep.Data != nil {
 			t.Errorf("%s: %+v, want %s", tc.name, rep, tc.want)
 		}
 	}

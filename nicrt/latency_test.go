@@ -3,6 +3,8 @@ package nicrt
 import (
 	"testing"
 	"time"
+
+	"github.com/naam-project/naam/nicrt/wire"
 )
 
 func TestRunTimesBuckets(t *testing.T) {
@@ -35,7 +37,7 @@ func TestHandlerRunTimesCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 5 {
-		rep := n.Call(&Message{Tenant: 1, Handler: HandlerFetchAdd, Payload: AppendFetchAdd(nil, r.Ref(), 0, 1)})
+		rep := n.Call(&Message{Tenant: 1, Handler: HandlerFetchAdd, Payload: wire.AppendFetchAdd(nil, r.Ref(), 0, 1)})
 		if rep.Status != StatusOK {
 			t.Fatal(rep)
 		}

@@ -1,23 +1,23 @@
 package nicrt
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/nicrt/wire"
 	"github.com/naam-project/naam/vm"
 )
 
-// Handler ids. Ids below FirstHandlerID are the built-in verbs (spec/nic.md,
-// Built-in verbs); Install hands out ids from FirstHandlerID up and never
+// Handler ids: the built-in verbs' (spec/nic.md, Built-in verbs), the
+// wire's contract. Install hands out ids from FirstHandlerID up and never
 // gives an id out twice, so a late message for an uninstalled handler
 // cannot reach a newer one.
 const (
-	HandlerRead     uint32 = 1 // READ: bytes of a region
-	HandlerWrite    uint32 = 2 // WRITE: bytes into a region
-	HandlerCAS      uint32 = 3 // CAS: 8-byte compare-and-swap
-	HandlerFetchAdd uint32 = 4 // FETCH-ADD: 8-byte fetch-and-add
-	FirstHandlerID  uint32 = 16
+	HandlerRead     = wire.HandlerRead
+	HandlerWrite    = wire.HandlerWrite
+	HandlerCAS      = wire.HandlerCAS
+	HandlerFetchAdd = wire.HandlerFetchAdd
+	FirstHandlerID  = wire.FirstHandlerID
 )
 
 // Message is one active message for this node, as the network side
@@ -36,83 +36,50 @@ type Message struct {
 	net *inflight
 }
 
-// Status is what became of a message. The values are stable (the wire
-// carries them, spec/nic.md) and only appended.
-type Status uint8
+// Status is what became of a message: the runtime status that the wire
+// carries (wire.RuntimeStatus, whose names, sentinel errors and
+// Rejected it has).
+type Status = wire.RuntimeStatus
 
+// The statuses (wire.RuntimeOK …).
 const (
-	StatusOK             Status = iota // the handler replied: Reply.Data
-	StatusError                        // the handler failed with Reply.Code
-	StatusForwarded                    // the handler forwarded the request; another node answers
-	StatusFault                        // the run faulted: Reply.Err is a *vm.Fault (or a run error)
-	StatusUnknownHandler               // no such handler (or it is being uninstalled)
-	StatusForeignHandler               // the handler belongs to another tenant
-	StatusOverloaded                   // the queues were full; the message was dropped
-	StatusBadRequest                   // a built-in verb's payload is malformed
-	StatusUnknownRegion                // a built-in verb names no registered region
-	StatusForeignRegion                // the region belongs to another tenant
-	StatusWrongKey                     // the region's key does not match
-	StatusOutOfBounds                  // the access leaves the region
-	StatusReadOnly                     // a write to a read-only region
-	StatusMisaligned                   // an atomic not on an 8-byte boundary
-	StatusTooLarge                     // a READ longer than MaxReply
-	StatusClosed                       // the NIC is closed
-	StatusBadControl                   // a control packet's op or body is malformed
-	StatusControlFailed                // the node refused a well-formed control op (verification, a name taken, …)
-	numStatus
+	StatusOK             = wire.RuntimeOK             // the handler replied: Reply.Data
+	StatusError          = wire.RuntimeError          // the handler failed with Reply.Code
+	StatusForwarded      = wire.RuntimeForwarded      // the handler forwarded the request; another node answers
+	StatusFault          = wire.RuntimeFault          // the run faulted: Reply.Err is a *vm.Fault (or a run error)
+	StatusUnknownHandler = wire.RuntimeUnknownHandler // no such handler (or it is being uninstalled)
+	StatusForeignHandler = wire.RuntimeForeignHandler // the handler belongs to another tenant
+	StatusOverloaded     = wire.RuntimeOverloaded     // the queues were full; the message was dropped
+	StatusBadRequest     = wire.RuntimeBadRequest     // a built-in verb's payload is malformed
+	StatusUnknownRegion  = wire.RuntimeUnknownRegion  // a built-in verb names no registered region
+	StatusForeignRegion  = wire.RuntimeForeignRegion  // the region belongs to another tenant
+	StatusWrongKey       = wire.RuntimeWrongKey       // the region's key does not match
+	StatusOutOfBounds    = wire.RuntimeOutOfBounds    // the access leaves the region
+	StatusReadOnly       = wire.RuntimeReadOnly       // a write to a read-only region
+	StatusMisaligned     = wire.RuntimeMisaligned     // an atomic not on an 8-byte boundary
+	StatusTooLarge       = wire.RuntimeTooLarge       // a READ longer than MaxReply
+	StatusClosed         = wire.RuntimeClosed         // the NIC is closed
+	StatusBadControl     = wire.RuntimeBadControl     // a control packet's op or body is malformed
+	StatusControlFailed  = wire.RuntimeControlFailed  // the node refused a well-formed control op (verification, a name taken, …)
 )
 
-var statusNames = [numStatus]string{
-	"ok", "error", "forwarded", "fault", "unknown handler", "foreign handler", "overloaded",
-	"bad request", "unknown region", "foreign region", "wrong key", "out of bounds", "read-only",
-	"misaligned", "too large", "closed", "bad control", "control failed",
-}
-
-func (s Status) String() string {
-	if s < numStatus {
-		return statusNames[s]
-	}
-	return fmt.Sprintf("Status(%d)", uint8(s))
-}
-
-// Rejected reports whether the message was refused before any handler or
-// verb ran (everything but OK, Error, Forwarded and Fault).
-func (s Status) Rejected() bool { return s > StatusFault }
-
-// Sentinel errors, one per rejection status, in Reply.Err.
+// Sentinel errors, one per rejection status, in Reply.Err (Status.Err).
 var (
-	ErrUnknownHandler = errors.New("nicrt: unknown handler")
-	ErrForeignHandler = errors.New("nicrt: the handler belongs to another tenant")
-	ErrOverloaded     = errors.New("nicrt: queues full")
-	ErrBadRequest     = errors.New("nicrt: malformed built-in request")
-	ErrUnknownRegion  = errors.New("nicrt: unknown region")
-	ErrForeignRegion  = errors.New("nicrt: the region belongs to another tenant")
-	ErrWrongKey       = errors.New("nicrt: wrong region key")
-	ErrOutOfBounds    = errors.New("nicrt: access out of the region's bounds")
-	ErrReadOnly       = errors.New("nicrt: write to a read-only region")
-	ErrMisaligned     = errors.New("nicrt: atomic not 8-byte aligned")
-	ErrTooLarge       = errors.New("nicrt: READ longer than the largest reply")
-	ErrClosed         = errors.New("nicrt: closed")
-	ErrBadControl     = errors.New("nicrt: malformed control packet")
-	ErrControlFailed  = errors.New("nicrt: control operation failed")
+	ErrUnknownHandler = StatusUnknownHandler.Err()
+	ErrForeignHandler = StatusForeignHandler.Err()
+	ErrOverloaded     = StatusOverloaded.Err()
+	ErrBadRequest     = StatusBadRequest.Err()
+	ErrUnknownRegion  = StatusUnknownRegion.Err()
+	ErrForeignRegion  = StatusForeignRegion.Err()
+	ErrWrongKey       = StatusWrongKey.Err()
+	ErrOutOfBounds    = StatusOutOfBounds.Err()
+	ErrReadOnly       = StatusReadOnly.Err()
+	ErrMisaligned     = StatusMisaligned.Err()
+	ErrTooLarge       = StatusTooLarge.Err()
+	ErrClosed         = StatusClosed.Err()
+	ErrBadControl     = StatusBadControl.Err()
+	ErrControlFailed  = StatusControlFailed.Err()
 )
-
-var statusErrors = [numStatus]error{
-	StatusUnknownHandler: ErrUnknownHandler,
-	StatusForeignHandler: ErrForeignHandler,
-	StatusOverloaded:     ErrOverloaded,
-	StatusBadRequest:     ErrBadRequest,
-	StatusUnknownRegion:  ErrUnknownRegion,
-	StatusForeignRegion:  ErrForeignRegion,
-	StatusWrongKey:       ErrWrongKey,
-	StatusOutOfBounds:    ErrOutOfBounds,
-	StatusReadOnly:       ErrReadOnly,
-	StatusMisaligned:     ErrMisaligned,
-	StatusTooLarge:       ErrTooLarge,
-	StatusClosed:         ErrClosed,
-	StatusBadControl:     ErrBadControl,
-	StatusControlFailed:  ErrControlFailed,
-}
 
 // Placement is where a request ran, and why.
 type Placement uint8
@@ -181,7 +148,7 @@ type Failure struct {
 }
 
 func rejection(s Status) Reply {
-	return Reply{Status: s, Err: statusErrors[s], Placement: PlaceNone, Core: -1}
+	return Reply{Status: s, Err: s.Err(), Placement: PlaceNone, Core: -1}
 }
 
 // Outbox is where messages that handlers send or forward leave the node;

@@ -73,7 +73,7 @@ func TestNetAuth(t *testing.T) {
 	tn := newTestNet(t, Config{}, ServerConfig{})
 	reg := register(t, tn.nic, tenantA, "c", 8, RegionOptions{Writable: true})
 	p := tn.raw(t)
-	fetchAdd := AppendFetchAdd(nil, reg.Ref(), 0, 1)
+	fetchAdd := wire.AppendFetchAdd(nil, reg.Ref(), 0, 1)
 	req := func(id uint64) wire.Header {
 		return wire.Header{Type: wire.TypeRequest, Tenant: tenantA, Handler: HandlerFetchAdd, RequestID: id, Src: 5, Dst: serverNode}
 	}
@@ -133,23 +133,23 @@ func TestNetMalformed(t *testing.T) {
 	mut := func(f func(b []byte) []byte) []byte { return f(bytes.Clone(good)) }
 	cases := []struct {
 		b    []byte
-		want Malformed
+		want wire.Malformed
 	}{
-		{good[:10], MalformedShort},
-		{mut(func(b []byte) []byte { b[0] = 0; return b }), MalformedMagic},
-		{mut(func(b []byte) []byte { b[2] = 2; return b }), MalformedVersion},
-		{mut(func(b []byte) []byte { b[32] = 200; return b }), MalformedLength},
-		{mut(func(b []byte) []byte { return append(b, 0) }), MalformedLength},
-		{mut(func(b []byte) []byte { binary.LittleEndian.PutUint32(b[32:], 1<<31); return b }), MalformedTooLarge},
-		{mut(func(b []byte) []byte { b[3] = 9; return b }), MalformedType},
-		{mut(func(b []byte) []byte { b[4] = 0x10; return b }), MalformedFlags},
+		{good[:10], wire.MalformedShort},
+		{mut(func(b []byte) []byte { b[0] = 0; return b }), wire.MalformedMagic},
+		{mut(func(b []byte) []byte { b[2] = 2; return b }), wire.MalformedVersion},
+		{mut(func(b []byte) []byte { b[32] = 200; return b }), wire.MalformedLength},
+		{mut(func(b []byte) []byte { return append(b, 0) }), wire.MalformedLength},
+		{mut(func(b []byte) []byte { binary.LittleEndian.PutUint32(b[32:], 1<<31); return b }), wire.MalformedTooLarge},
+		{mut(func(b []byte) []byte { b[3] = 9; return b }), wire.MalformedType},
+		{mut(func(b []byte) []byte { b[4] = 0x10; return b }), wire.MalformedFlags},
 		// Authentic, but the route prefix the flags announce is missing
 		// or wrong, or the flags do not belong on the type.
-		{seal(t, tn.keys, wire.Header{Type: wire.TypeRequest, Flags: wire.FlagProgram, Tenant: tenantA, RequestID: 3, Src: 5, Dst: serverNode}, []byte("xyz")), MalformedRoute},
-		{seal(t, tn.keys, wire.Header{Type: wire.TypeRequest, Flags: wire.FlagForwarded, Tenant: tenantA, RequestID: 4, Src: 5, Dst: serverNode}, make([]byte, 24)), MalformedRoute},
-		{seal(t, tn.keys, wire.Header{Type: wire.TypeRequest, Flags: wire.FlagForwarded | wire.FlagOneWay, Tenant: tenantA, RequestID: 5, Src: 5, Dst: serverNode}, make([]byte, 40)), MalformedRoute},
-		{seal(t, tn.keys, wire.Header{Type: wire.TypeControl, Flags: wire.FlagProgram, Tenant: tenantA, Handler: 1, RequestID: 6, Src: 5, Dst: serverNode}, make([]byte, 8)), MalformedRoute},
-		{mut(func(b []byte) []byte { b[36] = 1; return b }), MalformedStatus},
+		{seal(t, tn.keys, wire.Header{Type: wire.TypeRequest, Flags: wire.FlagProgram, Tenant: tenantA, RequestID: 3, Src: 5, Dst: serverNode}, []byte("xyz")), wire.MalformedRoute},
+		{seal(t, tn.keys, wire.Header{Type: wire.TypeRequest, Flags: wire.FlagForwarded, Tenant: tenantA, RequestID: 4, Src: 5, Dst: serverNode}, make([]byte, 24)), wire.MalformedRoute},
+		{seal(t, tn.keys, wire.Header{Type: wire.TypeRequest, Flags: wire.FlagForwarded | wire.FlagOneWay, Tenant: tenantA, RequestID: 5, Src: 5, Dst: serverNode}, make([]byte, 40)), wire.MalformedRoute},
+		{seal(t, tn.keys, wire.Header{Type: wire.TypeControl, Flags: wire.FlagProgram, Tenant: tenantA, Handler: 1, RequestID: 6, Src: 5, Dst: serverNode}, make([]byte, 8)), wire.MalformedRoute},
+		{mut(func(b []byte) []byte { b[36] = 1; return b }), wire.MalformedStatus},
 	}
 	for _, c := range cases {
 		p.send(c.b)
@@ -171,7 +171,7 @@ func TestNetMalformed(t *testing.T) {
 		t.Fatalf("reply %v %v", &pkt.Header, err)
 	}
 	s := tn.srv.Stats()
-	var want [numMalformed]uint64
+	var want [wire.NumMalformed]uint64
 	for _, c := range cases {
 		want[c.want]++
 	}
@@ -197,8 +197,8 @@ func FuzzServe(f *testing.F) {
 	}
 	req := wire.Header{Type: wire.TypeRequest, Tenant: tenantA, RequestID: 1, Src: 5, Dst: serverNode}
 	for i, payload := range [][]byte{
-		AppendFetchAdd(nil, reg.Ref(), 0, 1), AppendRead(nil, reg.Ref(), 0, 64), AppendWrite(nil, reg.Ref(), 0, []byte("x")),
-		AppendCAS(nil, reg.Ref(), 8, 0, 1), nil, []byte("short"),
+		wire.AppendFetchAdd(nil, reg.Ref(), 0, 1), wire.AppendRead(nil, reg.Ref(), 0, 64), wire.AppendWrite(nil, reg.Ref(), 0, []byte("x")),
+		wire.AppendCAS(nil, reg.Ref(), 8, 0, 1), nil, []byte("short"),
 	} {
 		for _, h := range []uint32{HandlerRead, HandlerWrite, HandlerCAS, HandlerFetchAdd, id(f, p, "null"), id(f, p, "err"), 0, 777} {
 			r := req
@@ -278,7 +278,7 @@ func FuzzServeSealed(f *testing.F) {
 	p := install(f, tn.nic, tenantA, object(f, nil, src{"null", nullAsm}, src{"err", errAsm}))
 	c, _ := wire.NewCodec(wire.Config{Keys: keys})
 	reqType, ctlType := uint8(wire.TypeRequest), uint8(wire.TypeControl)
-	f.Add(reqType, uint16(0), uint32(tenantA), HandlerFetchAdd, uint64(1), uint32(5), AppendFetchAdd(nil, reg.Ref(), 0, 1))
+	f.Add(reqType, uint16(0), uint32(tenantA), HandlerFetchAdd, uint64(1), uint32(5), wire.AppendFetchAdd(nil, reg.Ref(), 0, 1))
 	f.Add(reqType, uint16(1), uint32(tenantB), id(f, p, "null"), uint64(2), uint32(5), []byte{})
 	f.Add(reqType, uint16(0), uint32(tenantA), id(f, p, "err"), uint64(3), uint32(6), []byte("x"))
 	f.Add(reqType, uint16(wire.FlagProgram|wire.FlagOneWay), uint32(tenantA), uint32(0), uint64(4), uint32(6), wire.AppendRoute(nil, &wire.Route{HasProgram: true, Program: p.Digest}))

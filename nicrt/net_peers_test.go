@@ -61,7 +61,7 @@ func newPeerFlood(t testing.TB, tn *testNet) *peerFlood {
 		t.Fatal(err)
 	}
 	reg := register(t, tn.nic, tenantA, "flood", 64, RegionOptions{})
-	f := &peerFlood{tn: tn, conn: conn, codec: codec, req: AppendRead(nil, reg.Ref(), 0, 8)}
+	f := &peerFlood{tn: tn, conn: conn, codec: codec, req: wire.AppendRead(nil, reg.Ref(), 0, 8)}
 	done := make(chan struct{})
 	go func() { // read the replies, so that the sender's queue never fills
 		defer close(done)
@@ -234,7 +234,7 @@ func TestNetReplyCacheBytes(t *testing.T) {
 	p := tn.raw(t)
 	read := func(tenant uint32, ref RegionRef, src uint32, id uint64) []byte {
 		return seal(t, tn.keys, wire.Header{Type: wire.TypeRequest, Tenant: tenant, Handler: HandlerRead, RequestID: id, Src: src, Dst: serverNode},
-			AppendRead(nil, ref, 0, 1000))
+			wire.AppendRead(nil, ref, 0, 1000))
 	}
 	ps := []transport.Packet{{Buf: make([]byte, 2048)}}
 	exchange := func(b []byte) { // sends b and waits for its reply

@@ -383,7 +383,7 @@ func TestNetPeerEviction(t *testing.T) {
 	p := tn.raw(t)
 	fetchAdd := func(src uint32, id uint64) []byte {
 		return seal(t, tn.keys, wire.Header{Type: wire.TypeRequest, Tenant: tenantA, Handler: HandlerFetchAdd,
-			RequestID: id, Src: src, Dst: serverNode}, AppendFetchAdd(nil, reg.Ref(), 0, 1))
+			RequestID: id, Src: src, Dst: serverNode}, wire.AppendFetchAdd(nil, reg.Ref(), 0, 1))
 	}
 	// exchange sends b and waits for its reply.
 	exchange := func(b []byte) {

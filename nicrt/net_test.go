@@ -372,7 +372,7 @@ func TestNetGo(t *testing.T) {
 		return l
 	})
 	const n, window = 5000, 8
-	req := AppendFetchAdd(nil, reg.Ref(), 0, 1)
+	req := wire.AppendFetchAdd(nil, reg.Ref(), 0, 1)
 	var started, ended atomic.Int64
 	finished := make(chan struct{})
 	var next func([]byte, error)
@@ -552,7 +552,7 @@ func TestNetCallerReads(t *testing.T) {
 	cl := tn.client(t, ClientConfig{}, nil)
 	fetchAddGo := func() error {
 		done := make(chan error, 1)
-		if err := goRetry(cl, tenantA, HandlerFetchAdd, AppendFetchAdd(nil, reg.Ref(), 0, 1), func(_ []byte, err error) { done <- err }); err != nil {
+		if err := goRetry(cl, tenantA, HandlerFetchAdd, wire.AppendFetchAdd(nil, reg.Ref(), 0, 1), func(_ []byte, err error) { done <- err }); err != nil {
 			return err
 		}
 		return <-done

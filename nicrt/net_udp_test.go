@@ -113,7 +113,7 @@ func TestUDP(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer raw.Close()
-			b := seal(t, wire.KeyMap{tenantA: testKey(t, 50)}, wire.Header{Type: wire.TypeRequest, Tenant: tenantA, Handler: HandlerFetchAdd, RequestID: 1, Src: 9, Dst: serverNode}, AppendFetchAdd(nil, reg.Ref(), 0, 1))
+			b := seal(t, wire.KeyMap{tenantA: testKey(t, 50)}, wire.Header{Type: wire.TypeRequest, Tenant: tenantA, Handler: HandlerFetchAdd, RequestID: 1, Src: 9, Dst: serverNode}, wire.AppendFetchAdd(nil, reg.Ref(), 0, 1))
 			for _, a := range srv.LocalAddrs() {
 				raw.WriteBatch([]transport.Packet{{Addr: a, Buf: b, N: len(b)}})
 			}

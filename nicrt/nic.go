@@ -35,7 +35,7 @@ type NIC struct {
 	// so that Close can wait for them before it closes the queues.
 	active   atomic.Int64
 	closed   atomic.Bool
-	rejected [numStatus]atomic.Uint64
+	rejected [NumStatus]atomic.Uint64
 	traceMu  sync.Mutex
 
 	// idlers are told when a core has run its queue empty: the network

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/nicrt/wire"
 	"github.com/naam-project/naam/verifier"
 	"github.com/naam-project/naam/vm"
 )
@@ -26,21 +27,14 @@ var (
 	ErrBadBinding     = errors.New("nicrt: install: a region binding names no region of the object, or binds two to one region")
 )
 
-// InstallOptions are the choices of one install; the zero value links
-// every region of the object to the tenant's registered region of the
-// same name.
-type InstallOptions struct {
-	// Regions binds regions of the object to registered regions of other
-	// names: the object's region name → the name the tenant registered.
-	// An object region it does not name links by its own name. Every key
-	// must be a region of the object, and no two object regions may link
-	// to one registered region (ErrBadBinding).
-	Regions map[string]string
-}
+// InstallOptions are the choices of one install (wire.InstallOptions: a
+// caller uploads the same); the zero value links every region of the
+// object to the tenant's registered region of the same name.
+type InstallOptions = wire.InstallOptions
 
 // linkName is the registered region that object region i, called name,
 // links to, and how messages name the pair.
-func (o InstallOptions) linkName(i int, name string) (registered, label string) {
+func linkName(o InstallOptions, i int, name string) (registered, label string) {
 	if to, ok := o.Regions[name]; ok && to != name {
 		return to, fmt.Sprintf("regions[%d] %q (bound to %q)", i, name, to)
 	}
@@ -49,7 +43,7 @@ func (o InstallOptions) linkName(i int, name string) (registered, label string) 
 
 // checkBindings reports a binding that names no region of obj, or two
 // object regions that would link to one registered region.
-func (o InstallOptions) checkBindings(obj *bytecode.Object) error {
+func checkBindings(o InstallOptions, obj *bytecode.Object) error {
 	if len(o.Regions) == 0 {
 		return nil
 	}
@@ -69,7 +63,7 @@ func (o InstallOptions) checkBindings(obj *bytecode.Object) error {
 	}
 	linked := make(map[string]string, len(obj.Regions))
 	for i, r := range obj.Regions {
-		to, _ := o.linkName(i, r.Name)
+		to, _ := linkName(o, i, r.Name)
 		if other, dup := linked[to]; dup {
 			return fmt.Errorf("%w: regions %q and %q would both link to %q", ErrBadBinding, other, r.Name, to)
 		}
@@ -262,7 +256,7 @@ func (n *NIC) InstallWith(tenant uint64, obj *bytecode.Object, opts InstallOptio
 	if err := obj.Validate(); err != nil {
 		return nil, fmt.Errorf("nicrt: install: %w", err)
 	}
-	if err := opts.checkBindings(obj); err != nil {
+	if err := checkBindings(opts, obj); err != nil {
 		return nil, err
 	}
 	insns, err := obj.Insns()
@@ -306,7 +300,7 @@ func (n *NIC) InstallWith(tenant uint64, obj *bytecode.Object, opts InstallOptio
 	mems := make([]vm.RegionMem, len(obj.Regions))
 	nicmem := make([]bool, len(obj.Regions))
 	for i, or := range obj.Regions {
-		name, label := opts.linkName(i, or.Name)
+		name, label := linkName(opts, i, or.Name)
 		r := t.regions[name]
 		switch {
 		case r == nil:

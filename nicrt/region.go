@@ -9,19 +9,14 @@ import (
 	"slices"
 
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/nicrt/wire"
 	"github.com/naam-project/naam/vm"
 	"github.com/naam-project/naam/vm/jit"
 )
 
-// RegionOptions are a region's rights and placement.
-type RegionOptions struct {
-	// Writable lets handlers and the built-in verbs write the region.
-	Writable bool
-	// NICMem places the region in NIC memory: NIC cores reach it without a
-	// PCIe round trip, host cores through one (the cost model's view; the
-	// bytes are in this process either way).
-	NICMem bool
-}
+// RegionOptions are a region's rights and placement (wire.RegionOptions:
+// a caller asks for the same over the control plane).
+type RegionOptions = wire.RegionOptions
 
 // Region is memory a tenant registered. The host reads and writes it
 // directly through Bytes; handlers reach it through the regions of their

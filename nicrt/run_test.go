@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/nicrt/wire"
 	"github.com/naam-project/naam/vm"
 )
 
@@ -231,7 +232,7 @@ func TestStatsCounters(t *testing.T) {
 		t.Errorf("QueueSpace = %d, want 16", space)
 	}
 	n.Call(&Message{Tenant: 1, Handler: id(t, p, "get")})
-	n.Call(&Message{Tenant: 1, Handler: HandlerRead, Payload: AppendRead(nil, RegionRef{ID: r.ID}, 0, 8)})
+	n.Call(&Message{Tenant: 1, Handler: HandlerRead, Payload: wire.AppendRead(nil, RegionRef{ID: r.ID}, 0, 8)})
 	cs := n.Stats().Counters()
 	seen := map[string]uint64{}
 	for i, c := range cs {

@@ -10,6 +10,7 @@ import (
 	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/lang"
+	"github.com/naam-project/naam/nicrt/wire"
 	"github.com/naam-project/naam/vm"
 )
 
@@ -107,7 +108,7 @@ func TestConcurrent(t *testing.T) {
 				msg := &Message{Tenant: 1, Handler: incr, SrcNode: uint64(c), RequestID: uint64(i)}
 				if i%2 == 1 {
 					msg = &Message{Tenant: 1, Handler: HandlerFetchAdd, SrcNode: uint64(c), RequestID: uint64(i),
-						Payload: AppendFetchAdd(nil, nm.Ref(), 8, 1)}
+						Payload: wire.AppendFetchAdd(nil, nm.Ref(), 8, 1)}
 				}
 				window <- struct{}{}
 				inner.Add(1)

@@ -467,7 +467,7 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 	p := &q.ps[i]
 	pkt, err := q.codec.Decode(p.Buf[:p.N])
 	if err != nil {
-		s.ctr.countDecodeError(err)
+		s.ctr.Count(err)
 		return false, false
 	}
 	if isRelay(&pkt) { // addressed to the caller, not to this node
@@ -498,12 +498,12 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 	replyTo, relay := p.Addr, false
 	if pkt.Flags&(wire.FlagForwarded|wire.FlagProgram|wire.FlagOneWay) != 0 {
 		if pkt.Type != wire.TypeRequest {
-			s.ctr.malformed[MalformedRoute].Add(1)
+			s.ctr.CountMalformed(wire.MalformedRoute)
 			return false, false
 		}
 		route, payload, err = wire.SplitRoute(&pkt)
 		if err != nil {
-			s.ctr.malformed[MalformedRoute].Add(1)
+			s.ctr.CountMalformed(wire.MalformedRoute)
 			return false, false
 		}
 		switch {

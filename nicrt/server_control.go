@@ -264,7 +264,7 @@ func (s *Server) install(req *wire.Header, m *wire.Install) (*wire.InstallReply,
 			s.ctlMu.Unlock()
 			return nil, StatusControlFailed, why
 		}
-		u = &upload{total: m.Total, opts: installOptions(m.Regions)}
+		u = &upload{total: m.Total, opts: wire.InstallOptionsOf(m.Regions)}
 		s.uploads[key] = u
 	}
 	u.last = now
@@ -294,18 +294,6 @@ func (s *Server) install(req *wire.Header, m *wire.Install) (*wire.InstallReply,
 		r.Handlers = append(r.Handlers, wire.InstalledHandler{Name: h.Name, ID: h.ID})
 	}
 	return r, StatusOK, ""
-}
-
-// installOptions are the options of an install body's bindings.
-func installOptions(bs []wire.RegionBinding) InstallOptions {
-	if len(bs) == 0 {
-		return InstallOptions{}
-	}
-	opts := InstallOptions{Regions: make(map[string]string, len(bs))}
-	for _, b := range bs {
-		opts.Regions[b.Object] = b.Region
-	}
-	return opts
 }
 
 // uploadRoomLocked makes room for a new upload of tenant, or says why

@@ -1,68 +1,14 @@
 package nicrt
 
 import (
-	"errors"
 	"sort"
 	"sync/atomic"
 
 	"github.com/naam-project/naam/nicrt/wire"
 )
 
-// Malformed names the ways a datagram fails wire.Parse: one counter each
-// in ServerStats.Malformed and ClientStats.Malformed.
-type Malformed uint8
-
-const (
-	MalformedShort    Malformed = iota // shorter than a header (wire.ErrShort)
-	MalformedMagic                     // wire.ErrMagic
-	MalformedVersion                   // wire.ErrVersion
-	MalformedTooLarge                  // length over the payload limit (wire.ErrTooLarge)
-	MalformedLength                    // length does not match the datagram (wire.ErrLength)
-	MalformedType                      // wire.ErrType
-	MalformedFlags                     // wire.ErrFlags
-	MalformedStatus                    // wire.ErrStatus
-	MalformedRoute                     // a request's route prefix (wire.ErrRoute), or route flags on another type
-	numMalformed
-)
-
-var malformedNames = [numMalformed]string{"short", "magic", "version", "too_large", "length", "type", "flags", "status", "route"}
-var malformedErrs = [numMalformed]error{wire.ErrShort, wire.ErrMagic, wire.ErrVersion, wire.ErrTooLarge, wire.ErrLength, wire.ErrType, wire.ErrFlags, wire.ErrStatus, wire.ErrRoute}
-
-func (m Malformed) String() string { return malformedNames[m] }
-
-// decodeCounters count the datagrams a codec refused, by reason.
-type decodeCounters struct {
-	malformed     [numMalformed]atomic.Uint64
-	badMAC        atomic.Uint64
-	unknownTenant atomic.Uint64
-}
-
-func (c *decodeCounters) countDecodeError(err error) {
-	switch {
-	case errors.Is(err, wire.ErrMAC):
-		c.badMAC.Add(1)
-	case errors.Is(err, wire.ErrUnknownTenant):
-		c.unknownTenant.Add(1)
-	default:
-		for i, e := range malformedErrs {
-			if errors.Is(err, e) {
-				c.malformed[i].Add(1)
-				return
-			}
-		}
-		c.malformed[MalformedShort].Add(1) // Decode returns no other error
-	}
-}
-
-func (c *decodeCounters) snapshot() (m [numMalformed]uint64, badMAC, unknownTenant uint64) {
-	for i := range m {
-		m[i] = c.malformed[i].Load()
-	}
-	return m, c.badMAC.Load(), c.unknownTenant.Load()
-}
-
 type serverCounters struct {
-	decodeCounters
+	wire.DecodeErrors
 	rxPackets, rxBatches, rxErrors                    atomic.Uint64
 	wrongDst, unexpectedType, creditPackets, control  atomic.Uint64
 	requests, retransmitted, replies, errorReplies    atomic.Uint64
@@ -89,9 +35,9 @@ type ServerStats struct {
 	TxErrors             uint64 // WriteBatch calls that failed for a datagram
 
 	// Drops of datagrams that do not open.
-	Malformed     [numMalformed]uint64 // by reason (Malformed)
-	BadMAC        uint64               // the tag does not match: forged or altered
-	UnknownTenant uint64               // no key for the tenant
+	Malformed     [wire.NumMalformed]uint64 // by reason (wire.Malformed)
+	BadMAC        uint64                    // the tag does not match: forged or altered
+	UnknownTenant uint64                    // no key for the tenant
 	// Drops of authentic packets.
 	WrongDst       uint64 // sealed for another node
 	UnexpectedType uint64 // a reply or error reply sent to a responder
@@ -180,7 +126,7 @@ func (s *Server) Stats() ServerStats {
 		UploadsExpired: c.uploadsExpired.Load(), UploadsDropped: c.uploadsDropped.Load(),
 		ControlRefused: c.controlRefused.Load(), CacheBytes: s.cacheBytes.Load(), NotCached: c.notCached.Load(), DuplicatesNotCached: c.duplicatesNotCached.Load(),
 	}
-	st.Malformed, st.BadMAC, st.UnknownTenant = c.decodeCounters.snapshot()
+	st.Malformed, st.BadMAC, st.UnknownTenant = c.DecodeErrors.Snapshot()
 	for _, q := range s.queues {
 		st.TxPackets += q.tx.packets.Load()
 		st.TxBatches += q.tx.batches.Load()
@@ -200,33 +146,33 @@ func (s *Server) Stats() ServerStats {
 // "server.cache_hits", … (spec/nic.md, Network side).
 func (s ServerStats) Counters() []Counter {
 	out := []Counter{
-		{"server.rx_packets", s.RxPackets}, {"server.rx_batches", s.RxBatches}, {"server.rx_errors", s.RxErrors},
-		{"server.tx_packets", s.TxPackets}, {"server.tx_batches", s.TxBatches}, {"server.tx_errors", s.TxErrors},
-		{"server.drop.bad_mac", s.BadMAC}, {"server.drop.unknown_tenant", s.UnknownTenant},
-		{"server.drop.wrong_dst", s.WrongDst}, {"server.drop.unexpected_type", s.UnexpectedType},
-		{"server.drop.credit", s.CreditPackets}, {"server.control", s.Control},
-		{"server.drop.duplicate_running", s.DuplicatesRunning}, {"server.drop.duplicate_forwarded", s.DuplicatesForwarded},
-		{"server.drop.replay_uncached", s.ReplaysUncached}, {"server.drop.replay_too_old", s.ReplaysTooOld},
-		{"server.requests", s.Requests}, {"server.retransmitted", s.Retransmitted},
-		{"server.replies", s.Replies}, {"server.error_replies", s.ErrorReplies},
-		{"server.forwarded", s.Forwarded}, {"server.encode_errors", s.EncodeErrors},
-		{"server.cache_hits", s.CacheHits}, {"server.peers", uint64(s.Peers)},
-		{"server.drop.replay_evicted", s.ReplaysEvicted}, {"server.reforwarded", s.Reforwarded},
-		{"server.drop.duplicate_one_way", s.DuplicatesOneWay}, {"server.one_way", s.OneWay},
-		{"server.one_way_failed", s.OneWayFailed}, {"server.unknown_program", s.UnknownProgram},
-		{"server.sends", s.Sends}, {"server.forwards", s.Forwards}, {"server.sends_refused", s.SendsRefused},
-		{"server.forwards_refused", s.ForwardsRefused}, {"server.unknown_node", s.UnknownNode},
-		{"server.floors", uint64(s.Floors)}, {"server.peers_evicted", s.PeersEvicted},
-		{"server.drop.peers_full", s.PeersFull},
-		{"server.relayed", s.Relayed},
-		{"server.drop.relay_unmatched", s.RelayUnmatched},
-		{"server.uploads", uint64(s.Uploads)}, {"server.uploads_expired", s.UploadsExpired},
-		{"server.uploads_dropped", s.UploadsDropped},
-		{"server.cache_bytes", uint64(max(s.CacheBytes, 0))}, {"server.not_cached", s.NotCached},
-		{"server.drop.not_cached", s.DuplicatesNotCached}, {"server.control_refused", s.ControlRefused},
+		{Name: "server.rx_packets", Value: s.RxPackets}, {Name: "server.rx_batches", Value: s.RxBatches}, {Name: "server.rx_errors", Value: s.RxErrors},
+		{Name: "server.tx_packets", Value: s.TxPackets}, {Name: "server.tx_batches", Value: s.TxBatches}, {Name: "server.tx_errors", Value: s.TxErrors},
+		{Name: "server.drop.bad_mac", Value: s.BadMAC}, {Name: "server.drop.unknown_tenant", Value: s.UnknownTenant},
+		{Name: "server.drop.wrong_dst", Value: s.WrongDst}, {Name: "server.drop.unexpected_type", Value: s.UnexpectedType},
+		{Name: "server.drop.credit", Value: s.CreditPackets}, {Name: "server.control", Value: s.Control},
+		{Name: "server.drop.duplicate_running", Value: s.DuplicatesRunning}, {Name: "server.drop.duplicate_forwarded", Value: s.DuplicatesForwarded},
+		{Name: "server.drop.replay_uncached", Value: s.ReplaysUncached}, {Name: "server.drop.replay_too_old", Value: s.ReplaysTooOld},
+		{Name: "server.requests", Value: s.Requests}, {Name: "server.retransmitted", Value: s.Retransmitted},
+		{Name: "server.replies", Value: s.Replies}, {Name: "server.error_replies", Value: s.ErrorReplies},
+		{Name: "server.forwarded", Value: s.Forwarded}, {Name: "server.encode_errors", Value: s.EncodeErrors},
+		{Name: "server.cache_hits", Value: s.CacheHits}, {Name: "server.peers", Value: uint64(s.Peers)},
+		{Name: "server.drop.replay_evicted", Value: s.ReplaysEvicted}, {Name: "server.reforwarded", Value: s.Reforwarded},
+		{Name: "server.drop.duplicate_one_way", Value: s.DuplicatesOneWay}, {Name: "server.one_way", Value: s.OneWay},
+		{Name: "server.one_way_failed", Value: s.OneWayFailed}, {Name: "server.unknown_program", Value: s.UnknownProgram},
+		{Name: "server.sends", Value: s.Sends}, {Name: "server.forwards", Value: s.Forwards}, {Name: "server.sends_refused", Value: s.SendsRefused},
+		{Name: "server.forwards_refused", Value: s.ForwardsRefused}, {Name: "server.unknown_node", Value: s.UnknownNode},
+		{Name: "server.floors", Value: uint64(s.Floors)}, {Name: "server.peers_evicted", Value: s.PeersEvicted},
+		{Name: "server.drop.peers_full", Value: s.PeersFull},
+		{Name: "server.relayed", Value: s.Relayed},
+		{Name: "server.drop.relay_unmatched", Value: s.RelayUnmatched},
+		{Name: "server.uploads", Value: uint64(s.Uploads)}, {Name: "server.uploads_expired", Value: s.UploadsExpired},
+		{Name: "server.uploads_dropped", Value: s.UploadsDropped},
+		{Name: "server.cache_bytes", Value: uint64(max(s.CacheBytes, 0))}, {Name: "server.not_cached", Value: s.NotCached},
+		{Name: "server.drop.not_cached", Value: s.DuplicatesNotCached}, {Name: "server.control_refused", Value: s.ControlRefused},
 	}
 	for i, v := range s.Malformed {
-		out = append(out, Counter{"server.drop.malformed." + Malformed(i).String(), v})
+		out = append(out, Counter{Name: "server.drop.malformed." + wire.Malformed(i).String(), Value: v})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -82,7 +82,7 @@ func TestSpecTables(t *testing.T) {
 	}
 
 	valueOf := regexp.MustCompile("^[0-9]+$")
-	for s := range numStatus {
+	for s := range Status(NumStatus) {
 		row, ok := rows["`"+s.String()+"`"]
 		if !ok || len(row) < 2 || !valueOf.MatchString(row[1]) {
 			t.Errorf("status %d %q: no row", s, s)

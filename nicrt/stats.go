@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/nicrt/wire"
 	"github.com/naam-project/naam/vm/jit"
 )
 
 // NumStatus is the number of Status values: the length of Stats.Rejected.
-const NumStatus = int(numStatus)
+const NumStatus = wire.NumRuntimeStatus
 
 // Placements counts placement decisions, indexed by Placement (PlaceNIC …
 // PlaceHostSpill).
@@ -257,11 +258,9 @@ func HandlerNames(hs []HandlerStats) []string {
 	return out
 }
 
-// Counter is one named counter of Stats.Counters.
-type Counter struct {
-	Name  string
-	Value uint64
-}
+// Counter is one named counter of Stats.Counters (wire.Counter: the
+// stats op carries the same).
+type Counter = wire.Counter
 
 // Counters flattens the snapshot into named counters, sorted by name, for
 // the control plane's stats reply and for exporters: "rejected.wrong_key",
@@ -272,7 +271,7 @@ type Counter struct {
 // ForTenant).
 func (s Stats) Counters() []Counter {
 	var out []Counter
-	add := func(name string, v uint64) { out = append(out, Counter{name, v}) }
+	add := func(name string, v uint64) { out = append(out, Counter{Name: name, Value: v}) }
 	add("uptime_nanos", uint64(s.Uptime))
 	add("tenants", uint64(s.Tenants))
 	add("programs", uint64(s.Programs))

@@ -49,7 +49,7 @@ func faaHeader(id uint64) wire.Header {
 // again; an id a full window below the newest is dropped as a replay.
 func TestDuplicates(t *testing.T) {
 	p, c := faaPair(t)
-	req := nicrt.AppendFetchAdd(nil, c.nic.Ref(), 0, 5)
+	req := wire.AppendFetchAdd(nil, c.nic.Ref(), 0, 5)
 	first := p.sealed(faaHeader(100), req)
 	act, out, err := p.tier.Run(first)
 	if err != nil || act != xdpTx {
@@ -99,7 +99,7 @@ func TestDuplicates(t *testing.T) {
 // can authenticate and counts them, and runs nothing.
 func TestForgeries(t *testing.T) {
 	p, c := faaPair(t)
-	req := nicrt.AppendFetchAdd(nil, c.nic.Ref(), 0, 1)
+	req := wire.AppendFetchAdd(nil, c.nic.Ref(), 0, 1)
 	other, err := wire.NewKeyAlg(wire.MACSipHash128, []byte("not the tenant's secret, 32 byte"))
 	if err != nil {
 		t.Fatal(err)

@@ -60,7 +60,7 @@ func BenchmarkTierKernel(b *testing.B) {
 		payload []byte
 	}{
 		{"null", nullIDs["null"], make([]byte, 64)},
-		{"fetch-add", nicrt.HandlerFetchAdd, nicrt.AppendFetchAdd(nil, counter.nic.Ref(), 0, 1)},
+		{"fetch-add", nicrt.HandlerFetchAdd, wire.AppendFetchAdd(nil, counter.nic.Ref(), 0, 1)},
 		{"kv-get", ids[kv.HandlerGet], kv.AppendGet(nil, key)},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
@@ -92,7 +92,7 @@ func BenchmarkTierKernel(b *testing.B) {
 	// later repeats on the reply the first one wrote.
 	b.Run("cache-hit", func(b *testing.B) {
 		p.nextID++
-		f := p.sealed(faaHeader(p.nextID), nicrt.AppendFetchAdd(nil, counter.nic.Ref(), 0, 1))
+		f := p.sealed(faaHeader(p.nextID), wire.AppendFetchAdd(nil, counter.nic.Ref(), 0, 1))
 		if act, _, err := p.tier.Run(f); err != nil || act != xdpTx {
 			b.Fatal(act, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/wire"
 )
 
 // TestDiffVerbs: READ, WRITE, CAS and FETCH-ADD, and every way they are
@@ -32,31 +33,31 @@ func TestDiffVerbs(t *testing.T) {
 	wrong.Key ^= 1
 	r := rand.New(rand.NewPCG(5, 6))
 	for range 200 {
-		p.call(nicrt.HandlerFetchAdd, nicrt.AppendFetchAdd(nil, ref, uint64(r.IntN(16))*8, r.Uint64()%1000))
+		p.call(nicrt.HandlerFetchAdd, wire.AppendFetchAdd(nil, ref, uint64(r.IntN(16))*8, r.Uint64()%1000))
 	}
 	cases := [][]byte{
-		nicrt.AppendWrite(nil, ref, 100, []byte("hello, xdp")),
-		nicrt.AppendRead(nil, ref, 96, 20),
-		nicrt.AppendRead(nil, ref, 0, 1408),
-		nicrt.AppendRead(nil, ref, 4000, 96),
-		nicrt.AppendRead(nil, ref, 4000, 97),       // out of bounds
-		nicrt.AppendRead(nil, ref, 0, 1409),        // too large
-		nicrt.AppendRead(nil, ref, 1<<40, 1),       // out of bounds
-		nicrt.AppendRead(nil, wrong, 0, 8),         // wrong key
-		nicrt.AppendRead(nil, rref, 0, 15),         // read-only is readable
-		nicrt.AppendWrite(nil, rref, 0, []byte{1}), // read-only
-		nicrt.AppendFetchAdd(nil, rref, 0, 1),      // read-only
-		nicrt.AppendFetchAdd(nil, ref, 4, 1),       // misaligned
-		nicrt.AppendFetchAdd(nil, ref, 4088, 1),    // the last word
-		nicrt.AppendFetchAdd(nil, ref, 4096, 1),    // out of bounds
-		nicrt.AppendCAS(nil, ref, 8, 0, 5),         // fails or not, as in the model
-		nicrt.AppendCAS(nil, ref, 16, 12345, 5),
-		nicrt.AppendFetchAdd(nil, other.Ref(), 0, 1),         // foreign region
-		nicrt.AppendRead(nil, ref, 0, 8)[:23],                // bad request: short
-		append(nicrt.AppendFetchAdd(nil, ref, 0, 1), 0),      // bad request: long
-		nicrt.AppendWrite(nil, ref, 4090, []byte("1234567")), // out of bounds
-		nicrt.AppendWrite(nil, ref, 4089, []byte("1234567")),
-		nicrt.AppendWrite(nil, ref, 0, make([]byte, 1392)),
+		wire.AppendWrite(nil, ref, 100, []byte("hello, xdp")),
+		wire.AppendRead(nil, ref, 96, 20),
+		wire.AppendRead(nil, ref, 0, 1408),
+		wire.AppendRead(nil, ref, 4000, 96),
+		wire.AppendRead(nil, ref, 4000, 97),       // out of bounds
+		wire.AppendRead(nil, ref, 0, 1409),        // too large
+		wire.AppendRead(nil, ref, 1<<40, 1),       // out of bounds
+		wire.AppendRead(nil, wrong, 0, 8),         // wrong key
+		wire.AppendRead(nil, rref, 0, 15),         // read-only is readable
+		wire.AppendWrite(nil, rref, 0, []byte{1}), // read-only
+		wire.AppendFetchAdd(nil, rref, 0, 1),      // read-only
+		wire.AppendFetchAdd(nil, ref, 4, 1),       // misaligned
+		wire.AppendFetchAdd(nil, ref, 4088, 1),    // the last word
+		wire.AppendFetchAdd(nil, ref, 4096, 1),    // out of bounds
+		wire.AppendCAS(nil, ref, 8, 0, 5),         // fails or not, as in the model
+		wire.AppendCAS(nil, ref, 16, 12345, 5),
+		wire.AppendFetchAdd(nil, other.Ref(), 0, 1),         // foreign region
+		wire.AppendRead(nil, ref, 0, 8)[:23],                // bad request: short
+		append(wire.AppendFetchAdd(nil, ref, 0, 1), 0),      // bad request: long
+		wire.AppendWrite(nil, ref, 4090, []byte("1234567")), // out of bounds
+		wire.AppendWrite(nil, ref, 4089, []byte("1234567")),
+		wire.AppendWrite(nil, ref, 0, make([]byte, 1392)),
 	}
 	for _, c := range cases {
 		p.call(nicrt.HandlerRead, c)
@@ -65,8 +66,8 @@ func TestDiffVerbs(t *testing.T) {
 		p.call(nicrt.HandlerFetchAdd, c)
 	}
 	// The CAS old value read back, and a CAS that succeeds.
-	old := binary.LittleEndian.Uint64(p.call(nicrt.HandlerRead, nicrt.AppendRead(nil, ref, 24, 8)))
-	p.call(nicrt.HandlerCAS, nicrt.AppendCAS(nil, ref, 24, old, 777))
+	old := binary.LittleEndian.Uint64(p.call(nicrt.HandlerRead, wire.AppendRead(nil, ref, 24, 8)))
+	p.call(nicrt.HandlerCAS, wire.AppendCAS(nil, ref, 24, old, 777))
 	if got := binary.LittleEndian.Uint64(rw.xdp.Bytes()[24:]); got != 777 {
 		t.Fatalf("CAS from %d to 777 left %d", old, got)
 	}

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/nicrt/wire"
 )
 
@@ -43,7 +42,7 @@ func FuzzDispatch(f *testing.F) {
 	if err := p.tier.Install(HandlerSpec{ID: 16, Tenant: testTenant, Object: obj, Report: rep, ReplySize: 8}); err != nil {
 		f.Fatal(err)
 	}
-	faa := nicrt.AppendFetchAdd(nil, c.nic.Ref(), 0, 1)
+	faa := wire.AppendFetchAdd(nil, c.nic.Ref(), 0, 1)
 	f.Add(p.sealed(faaHeader(1), faa))
 	f.Add(p.sealed(wire.Header{Type: wire.TypeRequest, Tenant: testTenant, Handler: 16, RequestID: 2, Src: 3, Dst: testNode}, u64(9)))
 	f.Add(p.sealed(wire.Header{Type: wire.TypeControl, Tenant: testTenant, Handler: 1, RequestID: 3, Src: 3, Dst: testNode}, nil))

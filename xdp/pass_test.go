@@ -85,7 +85,7 @@ func TestPassUp(t *testing.T) {
 			}
 			return frameOf(b)
 		}(), "pass.handler"},
-		{"verb on a region not here", req(func(h *wire.Header) { h.Handler = nicrt.HandlerFetchAdd }, nicrt.AppendFetchAdd(nil, unknownRegion, 0, 1)), "pass.region"},
+		{"verb on a region not here", req(func(h *wire.Header) { h.Handler = nicrt.HandlerFetchAdd }, wire.AppendFetchAdd(nil, unknownRegion, 0, 1)), "pass.region"},
 		{"id 2^64-1", req(func(h *wire.Header) { h.RequestID = math.MaxUint64 }, inc), "pass.id"},
 	}
 	if err := p.tier.SetKey(testTenant+2, testKey(t)); err != nil {
@@ -121,7 +121,7 @@ func TestPassUp(t *testing.T) {
 func TestPeersFull(t *testing.T) {
 	p := newPair(t, Config{MaxPeers: 1})
 	c := p.region("counter", 64, true, nil)
-	faa := nicrt.AppendFetchAdd(nil, c.nic.Ref(), 0, 1)
+	faa := wire.AppendFetchAdd(nil, c.nic.Ref(), 0, 1)
 	h := faaHeader(1)
 	if act, _, _ := p.tier.Run(p.sealed(h, faa)); act != xdpTx {
 		t.Fatalf("first peer: action %d", act)

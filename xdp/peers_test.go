@@ -159,7 +159,7 @@ func TestPeerTableProbes(t *testing.T) {
 // protocol over one table (spec/xdp.md, Shared state).
 func TestSharedState(t *testing.T) {
 	p, c := faaPair(t)
-	faa := nicrt.AppendFetchAdd(nil, c.nic.Ref(), 0, 1)
+	faa := wire.AppendFetchAdd(nil, c.nic.Ref(), 0, 1)
 	peer, ok := p.tier.Peers().Peer(testTenant, testClient)
 	if !ok {
 		t.Fatal("no peer state")

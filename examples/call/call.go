@@ -9,6 +9,7 @@ import (
 
 	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/wire"
 )
 
 // Caller runs handler (a node-wide id from the install) with payload and
@@ -121,18 +122,18 @@ func (l *LocalReader) verb(ctx context.Context, handler uint32, payload []byte) 
 
 // Read implements Reader.
 func (l *LocalReader) Read(ctx context.Context, off uint64, n uint32) ([]byte, error) {
-	return l.verb(ctx, nicrt.HandlerRead, nicrt.AppendRead(nil, l.Region, off, n))
+	return l.verb(ctx, nicrt.HandlerRead, wire.AppendRead(nil, l.Region, off, n))
 }
 
 // Write implements Verbs.
 func (l *LocalReader) Write(ctx context.Context, off uint64, data []byte) error {
-	_, err := l.verb(ctx, nicrt.HandlerWrite, nicrt.AppendWrite(nil, l.Region, off, data))
+	_, err := l.verb(ctx, nicrt.HandlerWrite, wire.AppendWrite(nil, l.Region, off, data))
 	return err
 }
 
 // CompareAndSwap implements Verbs.
 func (l *LocalReader) CompareAndSwap(ctx context.Context, off, expected, desired uint64) (uint64, bool, error) {
-	out, err := l.verb(ctx, nicrt.HandlerCAS, nicrt.AppendCAS(nil, l.Region, off, expected, desired))
+	out, err := l.verb(ctx, nicrt.HandlerCAS, wire.AppendCAS(nil, l.Region, off, expected, desired))
 	if err != nil {
 		return 0, false, err
 	}
@@ -145,7 +146,7 @@ func (l *LocalReader) CompareAndSwap(ctx context.Context, off, expected, desired
 
 // FetchAdd implements Verbs.
 func (l *LocalReader) FetchAdd(ctx context.Context, off, delta uint64) (uint64, error) {
-	out, err := l.verb(ctx, nicrt.HandlerFetchAdd, nicrt.AppendFetchAdd(nil, l.Region, off, delta))
+	out, err := l.verb(ctx, nicrt.HandlerFetchAdd, wire.AppendFetchAdd(nil, l.Region, off, delta))
 	if err != nil {
 		return 0, err
 	}
