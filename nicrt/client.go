@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/naam-project/naam/internal/defaults"
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"
 )
@@ -58,13 +59,13 @@ type ClientConfig struct {
 }
 
 func (c ClientConfig) withDefaults() ClientConfig {
-	setDur(&c.Timeout, 20*time.Millisecond)
-	setDur(&c.MinTimeout, 5*time.Millisecond)
-	setDur(&c.MaxTimeout, 100*time.Millisecond)
-	setInt(&c.MaxTries, 8)
-	setInt(&c.MaxOutstanding, 256)
-	setInt(&c.InitialCredits, 8)
-	setInt(&c.Batch, 64)
+	defaults.Set(&c.Timeout, 20*time.Millisecond)
+	defaults.Set(&c.MinTimeout, 5*time.Millisecond)
+	defaults.Set(&c.MaxTimeout, 100*time.Millisecond)
+	defaults.Set(&c.MaxTries, 8)
+	defaults.Set(&c.MaxOutstanding, 256)
+	defaults.Set(&c.InitialCredits, 8)
+	defaults.Set(&c.Batch, 64)
 	if c.FirstID == 0 {
 		c.FirstID = uint64(time.Now().UnixNano())
 	}
@@ -146,7 +147,7 @@ type Client struct {
 	// reused by another caller while its first caller still seals.
 	sealers sync.Pool   // *wire.Codec
 	retx    *wire.Codec // the retransmitter's
-	tx      *txQueue
+	tx      *transport.TxQueue
 	calls   sync.Pool // *call
 	epoch   time.Time // call times are durations since it
 
@@ -255,7 +256,7 @@ func Dial(conn transport.Conn, server transport.Addr, cfg ClientConfig) (*Client
 	retx, _ := wire.NewCodec(wcfg)
 	c := &Client{
 		conn: conn, server: server, cfg: cfg, codec: codec, retx: retx,
-		tx:     newTxQueue(conn, wire.HeaderSize+codec.MaxPayload()),
+		tx:     transport.NewTxQueue(conn, wire.HeaderSize+codec.MaxPayload()),
 		epoch:  time.Now(),
 		nextID: cfg.FirstID, oldest: cfg.FirstID, credits: cfg.InitialCredits, floor: cfg.MinTimeout,
 		wake: make(chan struct{}), kick: make(chan struct{}, 1), rxKick: make(chan struct{}, 1),
@@ -431,9 +432,9 @@ func (c *Client) start(ctx context.Context, cl *call, typ wire.Type, tenant, han
 		return err
 	}
 	codec := c.sealers.Get().(*wire.Codec)
-	b, _ := codec.Encode(c.tx.buffer(), &h, payload)
+	b, _ := codec.Encode(c.tx.Buffer(), &h, payload)
 	c.sealers.Put(codec)
-	c.tx.pushYield(c.server, b, others)
+	c.tx.PushYield(c.server, b, others)
 	return nil
 }
 
@@ -637,7 +638,7 @@ func (c *Client) retransmit() {
 			next = min(next, cl.deadline)
 			h := cl.hdr
 			h.Flags |= wire.FlagRetransmit
-			b, _ := c.retx.Encode(c.tx.buffer(), &h, cl.req)
+			b, _ := c.retx.Encode(c.tx.Buffer(), &h, cl.req)
 			resend = append(resend, transport.Packet{Addr: c.server, Buf: b, N: len(b)})
 		}
 		c.mu.Unlock()
@@ -654,7 +655,7 @@ func (c *Client) retransmit() {
 			// Counted before it leaves: its reply may end the call, and a
 			// caller read Stats, before push returns.
 			c.ctr.retransmits.Add(1)
-			c.tx.push(resend[i].Addr, resend[i].Buf)
+			c.tx.Push(resend[i].Addr, resend[i].Buf)
 			resend[i] = transport.Packet{}
 		}
 		resend = resend[:0]
@@ -764,12 +765,12 @@ func (c *Client) readBatch() error {
 	}
 	// Hold the sender while the batch is delivered, so that the calls Go
 	// callbacks start leave in one WriteBatch.
-	held := c.tx.hold()
+	held := c.tx.Hold()
 	for i := range n {
 		c.deliver(c.ps[i].Buf[:c.ps[i].N])
 	}
 	if held {
-		c.tx.release()
+		c.tx.Release()
 	}
 	return nil
 }

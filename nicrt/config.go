@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/naam-project/naam/internal/defaults"
 	"github.com/naam-project/naam/verifier"
 	"github.com/naam-project/naam/vm/jit"
 )
@@ -158,25 +159,25 @@ func DefaultConfig() Config {
 }
 
 func (c Config) withDefaults() Config {
-	setInt(&c.NICCores, 8)
-	setFloat(&c.NICClockHz, 2.5e9)
-	setFloat(&c.NICCyclesPerInsn, 10)
-	setU64(&c.NICBudget, 2_000)
-	setU64(&c.NICMemBytes, 16<<30)
-	setDur(&c.NICMemLatency, 100*time.Nanosecond)
-	setDur(&c.DMALatency, time.Microsecond)
-	setFloat(&c.DMABytesPerSec, 25e9)
-	setU64(&c.DMATouchBytes, 64)
-	setFloat(&c.LinkBitsPerSec, 200e9)
-	setInt(&c.RxQueueDepth, 1024)
-	setInt(&c.TxQueueDepth, 1024)
-	setInt(&c.MaxReply, 1408)
-	setInt(&c.HostCores, 2)
-	setFloat(&c.HostClockHz, 3e9)
-	setFloat(&c.HostCyclesPerInsn, 4)
-	setU64(&c.HostBudget, verifier.DefaultBudget)
-	setInt(&c.SpillThreshold, 128)
-	setU64(&c.BuiltinInsns, 16)
+	defaults.Set(&c.NICCores, 8)
+	defaults.Set(&c.NICClockHz, 2.5e9)
+	defaults.Set(&c.NICCyclesPerInsn, 10)
+	defaults.Set(&c.NICBudget, 2_000)
+	defaults.Set(&c.NICMemBytes, 16<<30)
+	defaults.Set(&c.NICMemLatency, 100*time.Nanosecond)
+	defaults.Set(&c.DMALatency, time.Microsecond)
+	defaults.Set(&c.DMABytesPerSec, 25e9)
+	defaults.Set(&c.DMATouchBytes, 64)
+	defaults.Set(&c.LinkBitsPerSec, 200e9)
+	defaults.Set(&c.RxQueueDepth, 1024)
+	defaults.Set(&c.TxQueueDepth, 1024)
+	defaults.Set(&c.MaxReply, 1408)
+	defaults.Set(&c.HostCores, 2)
+	defaults.Set(&c.HostClockHz, 3e9)
+	defaults.Set(&c.HostCyclesPerInsn, 4)
+	defaults.Set(&c.HostBudget, verifier.DefaultBudget)
+	defaults.Set(&c.SpillThreshold, 128)
+	defaults.Set(&c.BuiltinInsns, 16)
 	return c
 }
 
@@ -201,30 +202,6 @@ func (c Config) validate() error {
 		return fmt.Errorf("nicrt: config: Tier jit: %v", jit.Available())
 	}
 	return nil
-}
-
-func setInt(p *int, v int) {
-	if *p == 0 {
-		*p = v
-	}
-}
-
-func setU64(p *uint64, v uint64) {
-	if *p == 0 {
-		*p = v
-	}
-}
-
-func setFloat(p *float64, v float64) {
-	if *p == 0 {
-		*p = v
-	}
-}
-
-func setDur(p *time.Duration, v time.Duration) {
-	if *p == 0 {
-		*p = v
-	}
 }
 
 // hostCores returns the number of host cores after defaults.

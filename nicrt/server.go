@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/naam-project/naam/internal/defaults"
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"
 )
@@ -92,7 +93,7 @@ type Server struct {
 	// dirty[core] lists the tx queues holding replies that core added;
 	// only whoever runs that core touches it (complete, coreIdle), with
 	// core.busy held.
-	dirty [][]*txQueue
+	dirty [][]*transport.TxQueue
 
 	peersMu sync.RWMutex
 	peers   map[peerKey]*peer
@@ -216,7 +217,7 @@ type rxQueue struct {
 	s     *Server
 	conn  transport.Conn
 	codec *wire.Codec
-	tx    *txQueue
+	tx    *transport.TxQueue
 	ps    []transport.Packet
 	slots []*inflight // slots[i].buf is ps[i].Buf
 }
@@ -264,18 +265,18 @@ func Serve(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, error) 
 // withDefaults fills the zero fields with their defaults (spec/nic.md,
 // Network side: ServerConfig defaults).
 func (c ServerConfig) withDefaults() ServerConfig {
-	setInt(&c.Batch, 64)
-	setInt(&c.MaxCredits, 256)
-	setU64(&c.MaxRegisterBytes, 64<<20)
-	setU64(&c.MaxTenantRegisterBytes, 256<<20)
-	setU64(&c.MaxNodeRegisterBytes, 1<<30)
-	setInt(&c.MaxUploads, 4)
-	setInt(&c.MaxNodeUploads, 16)
-	setDur(&c.UploadTimeout, 10*time.Second)
-	setInt(&c.MaxControlOps, 8)
-	setInt(&c.MaxPeers, 4096)
-	setU64(&c.MaxReplyCacheBytes, 256<<20)
-	setU64(&c.MaxTenantReplyCacheBytes, 64<<20)
+	defaults.Set(&c.Batch, 64)
+	defaults.Set(&c.MaxCredits, 256)
+	defaults.Set(&c.MaxRegisterBytes, 64<<20)
+	defaults.Set(&c.MaxTenantRegisterBytes, 256<<20)
+	defaults.Set(&c.MaxNodeRegisterBytes, 1<<30)
+	defaults.Set(&c.MaxUploads, 4)
+	defaults.Set(&c.MaxNodeUploads, 16)
+	defaults.Set(&c.UploadTimeout, 10*time.Second)
+	defaults.Set(&c.MaxControlOps, 8)
+	defaults.Set(&c.MaxPeers, 4096)
+	defaults.Set(&c.MaxReplyCacheBytes, 256<<20)
+	defaults.Set(&c.MaxTenantReplyCacheBytes, 64<<20)
 	return c
 }
 
@@ -329,10 +330,10 @@ func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, err
 		c, _ := newCodec()
 		s.coreCodecs = append(s.coreCodecs, c)
 	}
-	s.dirty = make([][]*txQueue, len(nic.cores))
+	s.dirty = make([][]*transport.TxQueue, len(nic.cores))
 	for _, conn := range conns {
 		c, _ := newCodec()
-		q := &rxQueue{s: s, conn: conn, codec: c, tx: newTxQueue(conn, bufSize)}
+		q := &rxQueue{s: s, conn: conn, codec: c, tx: transport.NewTxQueue(conn, bufSize)}
 		q.ps = make([]transport.Packet, cfg.Batch)
 		q.slots = make([]*inflight, cfg.Batch)
 		for i := range q.slots {
@@ -349,7 +350,7 @@ func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, err
 // more are coming from it for now.
 func (s *Server) coreIdle(core int) {
 	for i, tx := range s.dirty[core] {
-		tx.flush()
+		tx.Flush()
 		s.dirty[core][i] = nil
 	}
 	s.dirty[core] = s.dirty[core][:0]
@@ -386,7 +387,7 @@ func (s *Server) Close() error {
 		s.nic.removeIdler(s)
 		s.nic.outbox.s.CompareAndSwap(s, nil)
 		for _, q := range s.queues {
-			q.tx.drain() // replies a core held back
+			q.tx.Drain() // replies a core held back
 		}
 		close(s.stop)
 		for _, q := range s.queues {
@@ -437,10 +438,10 @@ func (q *rxQueue) handleBatch(n int) (queued bool) {
 	s := q.s
 	s.ctr.rxPackets.Add(uint64(n))
 	s.ctr.rxBatches.Add(1)
-	held := q.tx.hold()
+	held := q.tx.Hold()
 	for i := range n {
 		if held && i > 0 && q.ps[i].Addr != q.ps[i-1].Addr {
-			q.tx.flushHeld(senderFlush)
+			q.tx.FlushHeld(senderFlush)
 		}
 		submitted, handed := q.handle(i)
 		if submitted {
@@ -449,7 +450,7 @@ func (q *rxQueue) handleBatch(n int) (queued bool) {
 		queued = queued || handed
 	}
 	if held {
-		q.tx.release()
+		q.tx.Release()
 	}
 	return queued
 }
@@ -551,7 +552,7 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 		case slot.id == id && slot.state == slotDone:
 			b := q.resealRepeat(slot.dgram)
 			pr.mu.Unlock()
-			q.tx.push(replyTo, b)
+			q.tx.Push(replyTo, b)
 			s.ctr.cacheHits.Add(1)
 		case slot.id == id && slot.state == slotRunning:
 			pr.mu.Unlock()
@@ -567,9 +568,9 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 				s.ctr.duplicatesForwarded.Add(1)
 				break
 			}
-			b := append(q.tx.buffer(), slot.dgram...)
+			b := append(q.tx.Buffer(), slot.dgram...)
 			pr.mu.Unlock()
-			q.tx.push(to, b)
+			q.tx.Push(to, b)
 			s.ctr.reforwarded.Add(1)
 		case slot.id == id && slot.state == slotForwarded:
 			pr.mu.Unlock()
@@ -633,11 +634,11 @@ func (q *rxQueue) resealRepeat(dgram []byte) []byte {
 	if err == nil && pkt.Flags&wire.FlagRetransmit == 0 {
 		h := pkt.Header
 		h.Flags |= wire.FlagRetransmit
-		if b, err := q.codec.Encode(q.tx.buffer(), &h, pkt.Payload); err == nil {
+		if b, err := q.codec.Encode(q.tx.Buffer(), &h, pkt.Payload); err == nil {
 			return b
 		}
 	}
-	return append(q.tx.buffer(), dgram...)
+	return append(q.tx.Buffer(), dgram...)
 }
 
 // repeatFlag is the FlagRetransmit of a reply to a request whose run came
@@ -832,7 +833,7 @@ func (in *inflight) complete(r Reply) {
 			payload = []byte(msg[:min(len(msg), codec.MaxPayload())])
 		}
 	}
-	b, err := codec.Encode(q.tx.buffer(), &h, payload)
+	b, err := codec.Encode(q.tx.Buffer(), &h, payload)
 	if err != nil {
 		// Only a reply over the payload limit gets here.
 		s.ctr.encodeErrors.Add(1)
@@ -855,10 +856,10 @@ func (in *inflight) complete(r Reply) {
 func (in *inflight) send(core int, to transport.Addr, b []byte) {
 	s, q := in.s, in.q
 	if core < 0 {
-		q.tx.push(to, b)
+		q.tx.Push(to, b)
 		return
 	}
-	q.tx.add(to, b)
+	q.tx.Add(to, b)
 	d := s.dirty[core]
 	if len(d) == 0 || d[len(d)-1] != q.tx {
 		s.dirty[core] = append(d, q.tx)

@@ -58,7 +58,7 @@ func (in *inflight) answerControl(codec *wire.Codec, payload []byte, st Status, 
 		h.Type, h.Status = wire.TypeErrorReply, wire.StatusRuntime+wire.Status(st)
 		payload = []byte(why[:min(len(why), codec.MaxPayload())])
 	}
-	b, err := codec.Encode(q.tx.buffer(), &h, payload)
+	b, err := codec.Encode(q.tx.Buffer(), &h, payload)
 	if err != nil { // a reply body over the payload limit
 		s.ctr.encodeErrors.Add(1)
 		h.Type, h.Status = wire.TypeErrorReply, wire.StatusRuntime+wire.Status(StatusTooLarge)
@@ -70,7 +70,7 @@ func (in *inflight) answerControl(codec *wire.Codec, payload []byte, st Status, 
 		s.ctr.errorReplies.Add(1)
 	}
 	in.cache(slotDone, b)
-	q.tx.push(in.addr, b)
+	q.tx.Push(in.addr, b)
 	in.release()
 }
 

@@ -107,7 +107,7 @@ func (q *rxQueue) relay(pkt *wire.Packet, dgram []byte) {
 		s.ctr.relayUnmatched.Add(1)
 		return
 	}
-	q.tx.push(to, append(q.tx.buffer(), dgram...))
+	q.tx.Push(to, append(q.tx.Buffer(), dgram...))
 	s.ctr.relayed.Add(1)
 }
 
@@ -152,8 +152,8 @@ func (s *Server) resolve(node uint64) (uint32, transport.Addr, error) {
 }
 
 // seal encodes h with the route prefixes and body into a buffer of tx.
-func (s *Server) seal(tx *txQueue, h *wire.Header, route *wire.Route, body []byte) ([]byte, error) {
-	b := tx.buffer()
+func (s *Server) seal(tx *transport.TxQueue, h *wire.Header, route *wire.Route, body []byte) ([]byte, error) {
+	b := tx.Buffer()
 	// Build the payload where Encode puts it, so that it is not copied
 	// twice (it moves if it outgrows the buffer; Encode then copies it).
 	payload := wire.AppendRoute(b[wire.HeaderSize:wire.HeaderSize], route)
@@ -200,7 +200,7 @@ func (s *Server) sendErr(from Origin, node uint64, handler uint32, payload []byt
 	if err != nil {
 		return fmt.Errorf("nicrt: send: %w", err)
 	}
-	tx.push(to, b)
+	tx.Push(to, b)
 	return nil
 }
 

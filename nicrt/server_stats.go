@@ -128,9 +128,10 @@ func (s *Server) Stats() ServerStats {
 	}
 	st.Malformed, st.BadMAC, st.UnknownTenant = c.DecodeErrors.Snapshot()
 	for _, q := range s.queues {
-		st.TxPackets += q.tx.packets.Load()
-		st.TxBatches += q.tx.batches.Load()
-		st.TxErrors += q.tx.errors.Load()
+		packets, batches, errors := q.tx.Stats()
+		st.TxPackets += packets
+		st.TxBatches += batches
+		st.TxErrors += errors
 	}
 	s.peersMu.RLock()
 	st.Peers, st.Floors = len(s.peers), len(s.floors)
