@@ -74,7 +74,7 @@ func BenchmarkNull(b *testing.B) {
 			done := func(r Reply) { ch <- r.Status }
 			b.ReportAllocs()
 			for b.Loop() {
-				n.Submit(&msg, done)
+				n.Submit(&msg, SinkFunc(done))
 				if st := <-ch; st != StatusOK {
 					b.Fatal(st)
 				}
@@ -107,7 +107,7 @@ func BenchmarkNullThroughput(b *testing.B) {
 				wg.Add(1)
 				req++
 				msg.RequestID = req
-				n.Submit(&msg, done)
+				n.Submit(&msg, SinkFunc(done))
 			}
 			wg.Wait()
 			b.ReportMetric(float64(req)/time.Since(start).Seconds(), "msgs/s")
@@ -124,7 +124,7 @@ func BenchmarkFetchAdd(b *testing.B) {
 	done := func(r Reply) { ch <- r.Status }
 	b.ReportAllocs()
 	for b.Loop() {
-		n.Submit(&msg, done)
+		n.Submit(&msg, SinkFunc(done))
 		if st := <-ch; st != StatusOK {
 			b.Fatal(st)
 		}

@@ -92,12 +92,14 @@ type Config struct {
 	// Default 16.
 	BuiltinInsns uint64
 
-	// Outbox receives what handlers send and forward; nil refuses both
-	// (the helpers return -1).
+	// Outbox receives what handlers send and forward, for every message;
+	// nil leaves both to the message's sink if it is an Outbox (the
+	// network side's sinks are) and refuses them otherwise (the helpers
+	// return -1).
 	Outbox Outbox
 	// Failed, when set, hears of every run of an installed handler that
 	// faulted or failed with an error code, on the core that ran it, after
-	// its reply went to done: it must be quick and must not block (the
+	// its reply went to its sink: it must be quick and must not block (the
 	// host library rate-limits and logs). nil: nobody is told.
 	Failed func(Failure)
 	// Trace receives the bytes of the trace helper; nil drops them.

@@ -18,7 +18,7 @@ import (
 // task is one queued message.
 type task struct {
 	msg   Message
-	done  func(Reply)
+	sink  Sink
 	h     *handler
 	place Placement
 	// inline lets enqueue run the task at once on the submitter's
@@ -52,6 +52,10 @@ type core struct {
 	retiredMu  sync.Mutex
 	retired    []vm.Executable
 	hasRetired atomic.Bool
+	// held lists the Flushers of the sinks (Holder) of the tasks run
+	// since the queue last ran empty, each once: they are told then.
+	// Only whoever runs the core touches it, with busy held.
+	held []Flusher
 }
 
 type coreCounters struct {
@@ -156,24 +160,40 @@ func (c *core) loop() {
 	c.busy.Unlock()
 }
 
-// runTask runs c.task and, if the queue is then empty, tells the idlers;
-// c.busy is held.
+// runTask runs c.task and, if the queue is then empty, tells the
+// Flushers of the replies held back since it last was; c.busy is held.
 func (c *core) runTask() {
 	if c.hasRetired.Load() {
 		c.forgetRetired()
 	}
 	c.run(&c.task)
 	c.task = task{} // keep nothing of the message alive
-	if len(c.q) == 0 {
-		if list := c.n.idlers.Load(); list != nil {
-			for _, i := range *list {
-				i.coreIdle(c.id)
-			}
+	if len(c.q) == 0 && len(c.held) > 0 {
+		for i, f := range c.held {
+			f.Flush(c.id)
+			c.held[i] = nil
 		}
+		c.held = c.held[:0]
 	}
 }
 
-// run executes one task to completion and calls its done.
+// hold notes that t's sink may hold its reply back until the queue runs
+// empty.
+func (c *core) hold(t *task) {
+	h, ok := t.sink.(Holder)
+	if !ok {
+		return
+	}
+	f := h.Held()
+	for _, g := range c.held {
+		if g == f {
+			return
+		}
+	}
+	c.held = append(c.held, f)
+}
+
+// run executes one task to completion and hands the outcome to its sink.
 func (c *core) run(t *task) {
 	start := time.Now()
 	h := t.h
@@ -192,7 +212,8 @@ func (c *core) run(t *task) {
 	d := time.Since(start)
 	c.ctr.busyNanos.Add(uint64(d))
 	h.ctr.runTimes.observe(d)
-	t.done(r)
+	c.hold(t) // before Done, after which the sink may be reused
+	t.sink.Done(r)
 	if h.prog != nil {
 		if f := c.n.cfg.Failed; f != nil && (r.Status == StatusFault || r.Status == StatusError) {
 			f(Failure{Handler: h.info(), Status: r.Status, Code: r.Code, Pos: r.Pos, Err: r.Err})
@@ -410,7 +431,8 @@ func b2i(b bool) int {
 	return 0
 }
 
-// ErrNoOutbox is what Send and Forward refuse with when Config.Outbox is nil.
+// ErrNoOutbox is what send and forward refuse with when neither
+// Config.Outbox nor the message's sink is an Outbox.
 var ErrNoOutbox = errors.New("nicrt: no outbox")
 
 // coreEnv is the node as the ABI helpers of one core see it.
@@ -453,8 +475,20 @@ func (e *coreEnv) origin() Origin {
 	return Origin{Tenant: e.cur.msg.Tenant, Handler: e.cur.h.id, Program: e.cur.h.prog}
 }
 
+// outbox is where the run in progress sends and forwards: Config.Outbox,
+// else its message's sink if that is an Outbox; nil if neither.
+func (e *coreEnv) outbox() Outbox {
+	if ob := e.c.n.cfg.Outbox; ob != nil {
+		return ob
+	}
+	if ob, ok := e.cur.sink.(Outbox); ok {
+		return ob
+	}
+	return nil
+}
+
 func (e *coreEnv) Send(node uint64, handler uint32, payload []byte) error {
-	ob := e.c.n.cfg.Outbox
+	ob := e.outbox()
 	if ob == nil {
 		e.c.ctr.sendsRefused.Add(1)
 		return ErrNoOutbox
@@ -468,7 +502,7 @@ func (e *coreEnv) Send(node uint64, handler uint32, payload []byte) error {
 }
 
 func (e *coreEnv) Forward(node uint64, handler uint32) error {
-	ob := e.c.n.cfg.Outbox
+	ob := e.outbox()
 	if ob == nil {
 		e.c.ctr.sendsRefused.Add(1)
 		return ErrNoOutbox

@@ -27,13 +27,48 @@ type Message struct {
 	Handler   uint32 // a handler id from Install, or a built-in verb
 	RequestID uint64 // unique per sender and tenant
 	SrcNode   uint64 // the sender
-	// Payload is the request. It must stay unchanged until done runs: the
-	// handler reads it in place.
+	// Payload is the request. It must stay unchanged until its sink's
+	// Done runs: the handler reads it in place.
 	Payload []byte
+}
 
-	// net is the network side's record of a request that came over the
-	// wire (Serve): what forward needs to pass it on.
-	net *inflight
+// Sink is where what becomes of one message goes. Whoever submits the
+// message passes its sink, as net/http passes a handler its
+// ResponseWriter; the model reaches nothing else of whoever feeds it.
+// A sink may also be an Outbox (it then carries what the message's
+// handler sends and forwards) and a Holder (it holds its reply back to
+// send it with the next ones).
+type Sink interface {
+	// Done receives the outcome exactly once: on the core that ran the
+	// message, or at once on the submitter's goroutine when the message
+	// is rejected. r.Data is the core's buffer, valid only during Done.
+	// Done runs on a core: it must not block for long.
+	Done(r Reply)
+}
+
+// SinkFunc is a Sink that calls f.
+type SinkFunc func(Reply)
+
+// Done calls f(r).
+func (f SinkFunc) Done(r Reply) { f(r) }
+
+// Holder is a Sink that may hold its reply back, to send it together with
+// the replies that follow it on the same core (the network side writes a
+// burst's replies in one system call). Held names what the core tells
+// once it has nothing more queued: the same Flusher for every sink whose
+// replies wait together, so that the core tells it once. A core tells
+// the Flushers of the messages it ran since it last went idle, and no one
+// else.
+type Holder interface {
+	Sink
+	Held() Flusher
+}
+
+// Flusher sends what a core's runs held back: Flush runs on whoever ran
+// core (its goroutine, or a submitter running a message inline) once the
+// core has nothing queued.
+type Flusher interface {
+	Flush(core int)
 }
 
 // Status is what became of a message: the runtime status that the wire
@@ -105,12 +140,12 @@ func (p Placement) String() string {
 // OnHost reports whether the placement is a host core.
 func (p Placement) OnHost() bool { return p >= PlaceHostBudget && p <= PlaceHostSpill }
 
-// Reply is how a message ended. done receives it on the core that ran the
-// message (or on Submit's caller for a rejection).
+// Reply is how a message ended. Sink.Done receives it on the core that
+// ran the message (or on Submit's caller for a rejection).
 type Reply struct {
 	Status Status
 	// Data is the reply (StatusOK). It is the core's buffer: valid only
-	// until done returns, so copy what you keep.
+	// until Done returns, so copy what you keep.
 	Data []byte
 	// Code is the handler's error code (StatusError).
 	Code int32
@@ -151,9 +186,10 @@ func rejection(s Status) Reply {
 	return Reply{Status: s, Err: s.Err(), Placement: PlaceNone, Core: -1}
 }
 
-// Outbox is where messages that handlers send or forward leave the node;
-// the network side implements it. Both methods run on a core, during the
-// handler's run, so they should not block for long.
+// Outbox is where messages that handlers send or forward leave the node:
+// Config.Outbox for every message, or else the message's own sink if it
+// is one (the network side's sinks are). Both methods run on a core,
+// during the handler's run, so they should not block for long.
 type Outbox interface {
 	// Send sends payload as a one-way message to handler on node. payload
 	// is valid only during the call. handler is the number the handler

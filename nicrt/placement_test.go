@@ -96,7 +96,7 @@ func TestSpillUnderLoad(t *testing.T) {
 	submit := func(h uint32) Placement {
 		wg.Add(1)
 		before := n.Stats().Placed()
-		n.Submit(&Message{Tenant: 1, Handler: h}, done)
+		n.Submit(&Message{Tenant: 1, Handler: h}, SinkFunc(done))
 		after := n.Stats().Placed()
 		for pl := range Placement(numPlacements) {
 			if after[pl] > before[pl] {
@@ -149,7 +149,7 @@ func TestSpillDisabled(t *testing.T) {
 	wg.Add(4)
 	done := func(Reply) { wg.Done() }
 	for i := range 4 {
-		n.Submit(&Message{Tenant: 1, Handler: id(t, p, "send")}, done)
+		n.Submit(&Message{Tenant: 1, Handler: id(t, p, "send")}, SinkFunc(done))
 		if i == 0 {
 			<-out.entered
 		}

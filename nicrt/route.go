@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/naam-project/naam/bytecode"
 )
@@ -87,25 +86,4 @@ func (n *NIC) resolveProgram(tenant, digest uint64, objectID uint32) uint32 {
 	}
 	id, _ := p.ResolveLocal(objectID)
 	return id
-}
-
-// netOutbox is the NIC's Outbox when Config.Outbox is nil: it passes what
-// handlers send and forward to the Server that serves the NIC (Serve
-// attaches it), and refuses both with ErrNoOutbox while none does.
-type netOutbox struct{ s atomic.Pointer[Server] }
-
-func (o *netOutbox) Send(from Origin, node uint64, handler uint32, payload []byte) error {
-	s := o.s.Load()
-	if s == nil {
-		return ErrNoOutbox
-	}
-	return s.send(from, node, handler, payload)
-}
-
-func (o *netOutbox) Forward(from Origin, req *Message, node uint64, handler uint32) error {
-	s := o.s.Load()
-	if s == nil {
-		return ErrNoOutbox
-	}
-	return s.forward(from, req, node, handler)
 }

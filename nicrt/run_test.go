@@ -87,11 +87,11 @@ func TestUninstallDrains(t *testing.T) {
 		wg.Done()
 	}
 	wg.Add(1)
-	n.Submit(&Message{Tenant: 1, Handler: send}, done)
+	n.Submit(&Message{Tenant: 1, Handler: send}, SinkFunc(done))
 	<-out.entered
 	for range 5 {
 		wg.Add(1)
-		n.Submit(&Message{Tenant: 1, Handler: incr}, done)
+		n.Submit(&Message{Tenant: 1, Handler: incr}, SinkFunc(done))
 	}
 	uninstalled := make(chan error)
 	go func() { uninstalled <- n.Uninstall(p) }()
@@ -101,10 +101,10 @@ func TestUninstallDrains(t *testing.T) {
 	for {
 		refused := make(chan bool, 1)
 		wg.Add(1)
-		n.Submit(&Message{Tenant: 1, Handler: incr}, func(rep Reply) {
+		n.Submit(&Message{Tenant: 1, Handler: incr}, SinkFunc(func(rep Reply) {
 			refused <- rep.Status == StatusUnknownHandler
 			done(rep)
-		})
+		}))
 		if len(refused) == 1 && <-refused {
 			break
 		}
@@ -150,12 +150,12 @@ func TestClose(t *testing.T) {
 	counts := map[Status]int{}
 	for range 1000 {
 		wg.Add(1)
-		n.Submit(&Message{Tenant: 1, Handler: id(t, p, "incr"), RequestID: 1}, func(rep Reply) {
+		n.Submit(&Message{Tenant: 1, Handler: id(t, p, "incr"), RequestID: 1}, SinkFunc(func(rep Reply) {
 			mu.Lock()
 			counts[rep.Status]++
 			mu.Unlock()
 			wg.Done()
-		})
+		}))
 	}
 	n.Close()
 	wg.Wait() // every message got its done

@@ -42,23 +42,23 @@ func TestManyTenants(t *testing.T) {
 		for i, h := range p.Handlers() {
 			want := uint64(tn)*1000 + uint64(i)
 			wg.Add(2)
-			n.Submit(&Message{Tenant: uint64(tn), Handler: h.ID, RequestID: want}, func(rep Reply) {
+			n.Submit(&Message{Tenant: uint64(tn), Handler: h.ID, RequestID: want}, SinkFunc(func(rep Reply) {
 				if rep.Status != StatusOK || binary.LittleEndian.Uint64(rep.Data) != want {
 					mu.Lock()
 					failures = append(failures, fmt.Sprintf("tenant %d %s: %s %x, want %d", tn, h.Name, rep.Status, rep.Data, want))
 					mu.Unlock()
 				}
 				wg.Done()
-			})
+			}))
 			other := uint64(tn+1) % tenants
-			n.Submit(&Message{Tenant: other, Handler: h.ID}, func(rep Reply) {
+			n.Submit(&Message{Tenant: other, Handler: h.ID}, SinkFunc(func(rep Reply) {
 				if rep.Status != StatusForeignHandler {
 					mu.Lock()
 					failures = append(failures, fmt.Sprintf("tenant %d ran tenant %d's %s: %s", other, tn, h.Name, rep.Status))
 					mu.Unlock()
 				}
 				wg.Done()
-			})
+			}))
 		}
 	}
 	wg.Wait()
@@ -112,7 +112,7 @@ func TestConcurrent(t *testing.T) {
 				}
 				window <- struct{}{}
 				inner.Add(1)
-				n.Submit(msg, func(rep Reply) {
+				n.Submit(msg, SinkFunc(func(rep Reply) {
 					if rep.Status == StatusOK {
 						mu.Lock()
 						ok[msg.Handler]++
@@ -120,7 +120,7 @@ func TestConcurrent(t *testing.T) {
 					}
 					<-window
 					inner.Done()
-				})
+				}))
 			}
 			inner.Wait()
 		})

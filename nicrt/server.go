@@ -91,7 +91,7 @@ type Server struct {
 	queues     []*rxQueue
 	coreCodecs []*wire.Codec // by Reply.Core: done callbacks run on cores
 	// dirty[core] lists the tx queues holding replies that core added;
-	// only whoever runs that core touches it (complete, coreIdle), with
+	// only whoever runs that core touches it (Done, Flush), with
 	// core.busy held.
 	dirty [][]*transport.TxQueue
 
@@ -222,8 +222,9 @@ type rxQueue struct {
 	slots []*inflight // slots[i].buf is ps[i].Buf
 }
 
-// inflight is a request between Submit and its done: it owns the receive
-// buffer its payload aliases.
+// inflight is a request between Submit and its end: the sink the NIC
+// hands the outcome to (Done), and sends and forwards through (Send,
+// Forward); it owns the receive buffer its payload aliases.
 type inflight struct {
 	s    *Server
 	q    *rxQueue
@@ -234,7 +235,6 @@ type inflight struct {
 	// relay: addr is the forwarding node's, which passes the reply on to
 	// the caller (the reply carries FlagForwarded; spec/wire.md, Routing).
 	relay bool
-	done  func(Reply) // in.complete, bound once
 	// oneway: a one-way message, answered by nothing. fwd, when the
 	// handler forwarded the request: the sealed datagram, for fwdTo.
 	oneway bool
@@ -322,9 +322,7 @@ func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, err
 	s.sendID.Store(uint64(time.Now().UnixNano()))
 	bufSize := wire.HeaderSize + probe.MaxPayload()
 	s.pool.New = func() any {
-		in := &inflight{s: s, buf: make([]byte, bufSize)}
-		in.done = in.complete
-		return in
+		return &inflight{s: s, buf: make([]byte, bufSize)}
 	}
 	for range nic.cores {
 		c, _ := newCodec()
@@ -341,14 +339,15 @@ func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, err
 		}
 		s.queues = append(s.queues, q)
 	}
-	nic.addIdler(s)
-	nic.outbox.s.Store(s)
 	return s, nil
 }
 
-// coreIdle sends the replies core held back: its queue ran empty, so no
+// Held names the server as the Flusher of the replies in holds back.
+func (in *inflight) Held() Flusher { return in.s }
+
+// Flush sends the replies core held back: its queue ran empty, so no
 // more are coming from it for now.
-func (s *Server) coreIdle(core int) {
+func (s *Server) Flush(core int) {
 	for i, tx := range s.dirty[core] {
 		tx.Flush()
 		s.dirty[core][i] = nil
@@ -384,8 +383,6 @@ func (s *Server) Close() error {
 		}
 		s.rxDone.Wait()
 		s.inflight.Wait()
-		s.nic.removeIdler(s)
-		s.nic.outbox.s.CompareAndSwap(s, nil)
 		for _, q := range s.queues {
 			q.tx.Drain() // replies a core held back
 		}
@@ -617,11 +614,11 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 	}
 	msg := Message{
 		Tenant: uint64(pkt.Tenant), Handler: handler, RequestID: id,
-		SrcNode: uint64(pkt.Src), Payload: payload, net: in,
+		SrcNode: uint64(pkt.Src), Payload: payload,
 	}
 	// Inline: run it here if its core is idle, rather than hand it to the
-	// core's goroutine (core.enqueue).
-	return true, s.nic.submit(&msg, in.done, true)
+	// core's goroutine.
+	return true, s.nic.SubmitInline(&msg, in)
 }
 
 // resealRepeat returns a copy of the cached reply dgram (sealed here) in
@@ -762,12 +759,12 @@ func (s *Server) credits() uint16 {
 	return uint16(min(max(share, 1), s.cfg.MaxCredits))
 }
 
-// complete is a request's done: it seals the reply, keeps it in the reply
+// Done is a request's end: it seals the reply, keeps it in the reply
 // cache and sends it. It runs where the request ran: on its core's
 // goroutine, or on the rx goroutine, which runs a request inline when its
 // core is idle (the reply then leaves with the batch's), or which got a
 // rejection at Submit.
-func (in *inflight) complete(r Reply) {
+func (in *inflight) Done(r Reply) {
 	s, q := in.s, in.q
 	if in.oneway { // nobody waits for it: count how it ended
 		in.cache(slotDone, nil)
@@ -851,7 +848,7 @@ func (in *inflight) complete(r Reply) {
 }
 
 // send sends b (from q.tx.buffer) to to from where the request ran: a core
-// holds it back until its queue runs empty (coreIdle), so that the replies
+// holds it back until its queue runs empty (Flush), so that the replies
 // of a burst leave in one WriteBatch rather than one system call each.
 func (in *inflight) send(core int, to transport.Addr, b []byte) {
 	s, q := in.s, in.q

@@ -9,16 +9,11 @@ import (
 	"github.com/naam-project/naam/nicrt/wire"
 )
 
-// Errors of send and forward over the network (the helpers return -1;
-// the server counts them).
-var (
-	// ErrUnknownNode: the server has no address for the node (SetPeer,
-	// ServerConfig.Peers), or the id does not fit 32 bits.
-	ErrUnknownNode = errors.New("nicrt: no address for the node")
-	// ErrNotFromNetwork: forward of a message that did not come over the
-	// wire (NIC.Submit): there is no caller to answer.
-	ErrNotFromNetwork = errors.New("nicrt: forward: the request did not come over the network")
-)
+// ErrUnknownNode is what send and forward over the network refuse with
+// (the helpers return -1; the server counts them) when the server has no
+// address for the node (SetPeer, ServerConfig.Peers), or the id does not
+// fit 32 bits.
+var ErrUnknownNode = errors.New("nicrt: no address for the node")
 
 // SetPeer makes node reachable at addr for what handlers send and
 // forward, replacing any address it had. Safe for concurrent use; the
@@ -164,11 +159,12 @@ func (s *Server) seal(tx *transport.TxQueue, h *wire.Header, route *wire.Route, 
 	return out, err
 }
 
-// send is the Outbox's Send (through NIC's netOutbox): a one-way,
-// program-relative request to handler (the id in the sender's object) of
-// the same program on node. At most once, and it may be lost: nothing
-// retransmits it and nothing answers it.
-func (s *Server) send(from Origin, node uint64, handler uint32, payload []byte) error {
+// Send is the request's Outbox (the NIC calls it on the core running the
+// handler): a one-way, program-relative request to handler (the id in the
+// sender's object) of the same program on node. At most once, and it may
+// be lost: nothing retransmits it and nothing answers it.
+func (in *inflight) Send(from Origin, node uint64, handler uint32, payload []byte) error {
+	s := in.s
 	err := s.sendErr(from, node, handler, payload)
 	if err != nil {
 		s.ctr.sendsRefused.Add(1)
@@ -204,27 +200,21 @@ func (s *Server) sendErr(from Origin, node uint64, handler uint32, payload []byt
 	return nil
 }
 
-// forward is the Outbox's Forward: it seals the request being run for
+// Forward is the request's Outbox: it seals the request being run for
 // handler (the id in the object) of the same program on node, keeping its
 // tenant, source node and request id, with the original caller's reply
-// address; complete sends it and keeps it for the caller's
-// retransmissions.
-func (s *Server) forward(from Origin, req *Message, node uint64, handler uint32) error {
-	in := req.net
-	if in == nil {
-		s.ctr.forwardsRefused.Add(1)
-		return ErrNotFromNetwork
-	}
-	srv := in.s // the server the request came through
-	err := srv.forwardErr(in, from, req, node, handler)
+// address; Done sends it and keeps it for the caller's retransmissions.
+func (in *inflight) Forward(from Origin, req *Message, node uint64, handler uint32) error {
+	s := in.s
+	err := s.forwardErr(in, from, req, node, handler)
 	if err != nil {
-		srv.ctr.forwardsRefused.Add(1)
+		s.ctr.forwardsRefused.Add(1)
 		if errors.Is(err, ErrUnknownNode) {
-			srv.ctr.unknownNode.Add(1)
+			s.ctr.unknownNode.Add(1)
 		}
 		return err
 	}
-	srv.ctr.forwards.Add(1)
+	s.ctr.forwards.Add(1)
 	return nil
 }
 

@@ -51,7 +51,7 @@ func (f *fabric) deliver(from nicrt.Origin, node uint64, handler uint32, msg *ni
 	msg.Handler = id
 	msg.Payload = slices.Clone(msg.Payload)
 	f.inflight.Add(1)
-	nic.Submit(msg, func(r nicrt.Reply) {
+	nic.Submit(msg, nicrt.SinkFunc(func(r nicrt.Reply) {
 		r.Data = slices.Clone(r.Data)
 		f.mu.Lock()
 		if fwd {
@@ -61,7 +61,7 @@ func (f *fabric) deliver(from nicrt.Origin, node uint64, handler uint32, msg *ni
 		}
 		f.mu.Unlock()
 		f.inflight.Done()
-	})
+	}))
 	return nil
 }
 
