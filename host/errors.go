@@ -5,20 +5,21 @@ import (
 	"fmt"
 
 	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/caller"
 )
 
 // Errors of calls. They match with errors.Is.
 var (
 	// ErrTimeout: no reply after the runtime's retries. The request may
 	// or may not have run.
-	ErrTimeout = nicrt.ErrTimeout
+	ErrTimeout = caller.ErrTimeout
 	// ErrRejected: the peer refused the request without running it
 	// (a foreign handler or region, a wrong region key, overloaded, a
 	// verb's failed checks, …). A packet sealed with the wrong tenant key
 	// is dropped unanswered: that call ends with ErrTimeout.
-	ErrRejected = nicrt.ErrRejected
+	ErrRejected = caller.ErrRejected
 	// ErrFault: the handler ran and faulted.
-	ErrFault = nicrt.ErrFault
+	ErrFault = caller.ErrFault
 	// ErrNoHandler: the peer has no handler of that name, or the id the
 	// caller used is no longer installed.
 	ErrNoHandler = errors.New("host: no such handler")
@@ -34,12 +35,12 @@ var (
 
 // HandlerError is a handler's own error: it failed with Code (r0 = -Code)
 // at Pos, "file:line:col" when the peer's object has a line table there.
-type HandlerError = nicrt.HandlerError
+type HandlerError = caller.HandlerError
 
 // RemoteError is an error reply with a runtime status: a fault (matching
 // ErrFault, its text in Msg), a rejection (ErrRejected), a refused
 // control op.
-type RemoteError = nicrt.RemoteError
+type RemoteError = caller.RemoteError
 
 // callError adds the handler's name to err and makes a remote "unknown
 // handler" match ErrNoHandler too.

@@ -19,6 +19,8 @@ import (
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/caller"
+	"github.com/naam-project/naam/nicrt/server"
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"
 )
@@ -53,12 +55,12 @@ type Config struct {
 	NIC nicrt.Config
 	// Client tunes the calls to peers (timeouts, tries, outstanding
 	// requests); Node, Server and Keys are set by the node.
-	Client nicrt.ClientConfig
+	Client caller.ClientConfig
 	// Server sets the limits of the node's server (peer states, credits,
-	// what the control plane may register and upload: nicrt.ServerConfig;
+	// what the control plane may register and upload: server.ServerConfig;
 	// zero fields take its defaults); Node, Keys and Peers are set by the
 	// node.
-	Server nicrt.ServerConfig
+	Server server.ServerConfig
 
 	// Gossip is the address membership listens on (TCP and UDP), e.g.
 	// "127.0.0.1:0". Empty with no Join: no membership, peers are dialed
@@ -86,7 +88,7 @@ type Node struct {
 	cfg  Config
 	log  *slog.Logger
 	nic  *nicrt.NIC
-	srv  *nicrt.Server
+	srv  *server.Server
 	addr netip.AddrPort
 	// advertise is the address gossiped to other nodes: addr, or
 	// Config.Advertise with addr's port.
@@ -204,7 +206,7 @@ func Start(cfg Config) (*Node, error) {
 	}
 	scfg := cfg.Server
 	scfg.Node, scfg.Keys, scfg.Peers = cfg.ID, n.keys, nil
-	n.srv, err = nicrt.Serve(nic, tconns, scfg)
+	n.srv, err = server.Serve(nic, tconns, scfg)
 	if err != nil {
 		closeAll(conns)
 		nic.Close()
@@ -269,7 +271,7 @@ func (n *Node) Tenant() uint32 { return n.tenant }
 func (n *Node) NIC() *nicrt.NIC { return n.nic }
 
 // Server is the node's network side, for its counters.
-func (n *Node) Server() *nicrt.Server { return n.srv }
+func (n *Node) Server() *server.Server { return n.srv }
 
 // RegionOptions are a region's rights and placement (nicrt.RegionOptions).
 type RegionOptions = nicrt.RegionOptions

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/server"
 )
 
 func TestCallAndVerbs(t *testing.T) {
@@ -301,7 +302,7 @@ func TestMetrics(t *testing.T) {
 // over the wire, within the node's limits (Config.Server); one a program
 // links is refused, as locally.
 func TestPeerRegisterUnregister(t *testing.T) {
-	a := startDemo(t, Config{Server: nicrt.ServerConfig{MaxTenantRegisterBytes: 4096}})
+	a := startDemo(t, Config{Server: server.ServerConfig{MaxTenantRegisterBytes: 4096}})
 	ctx := testCtx(t)
 	p, err := Dial(ctx, a.Addr().String(), 0, nil, 0)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/caller"
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"
 )
@@ -23,7 +24,7 @@ import (
 type Peer struct {
 	addr   netip.AddrPort
 	tenant uint32
-	cl     *nicrt.Client
+	cl     *caller.Client
 	node   uint32 // the peer's node id
 
 	mu       sync.RWMutex
@@ -47,7 +48,7 @@ type dialConfig struct {
 	self   uint32 // the caller's node id (src of its requests)
 	tenant uint32
 	keys   wire.Keys
-	client nicrt.ClientConfig
+	client caller.ClientConfig
 }
 
 // localFor is the address a socket to remote binds: loopback for a
@@ -70,7 +71,7 @@ func localFor(remote netip.AddrPort) transport.Addr {
 // through.
 func dialPeer(ctx context.Context, addr netip.AddrPort, cfg dialConfig) (*Peer, error) {
 	addr = netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port())
-	open := func(server uint32) (*nicrt.Client, error) {
+	open := func(server uint32) (*caller.Client, error) {
 		conn, err := transport.ListenUDP(transport.UDPConfig{Addr: localFor(addr)})
 		if err != nil {
 			return nil, err
@@ -88,7 +89,7 @@ func dialPeer(ctx context.Context, addr netip.AddrPort, cfg dialConfig) (*Peer, 
 		if ccfg.MaxTimeout == 0 {
 			ccfg.MaxTimeout = 250 * time.Millisecond
 		}
-		cl, err := nicrt.Dial(conn, addr, ccfg)
+		cl, err := caller.Dial(conn, addr, ccfg)
 		if err != nil {
 			conn.Close()
 			return nil, err
@@ -124,7 +125,7 @@ func dialPeer(ctx context.Context, addr netip.AddrPort, cfg dialConfig) (*Peer, 
 }
 
 // load replaces what the peer knows of the node's programs and regions.
-func (p *Peer) load(d nicrt.Description) error {
+func (p *Peer) load(d caller.Description) error {
 	handlers := map[string]*Handler{}
 	var all []*Handler
 	ids := make([]uint64, len(d.Programs))
@@ -417,7 +418,7 @@ func (p *Peer) Go(ctx context.Context, handler string, args, result any, done ch
 		c.finish(h.Decode(reply, result))
 	})
 	p.bufs.Put(bp) // Go copied the payload
-	if errors.Is(err, nicrt.ErrNoCredits) {
+	if errors.Is(err, caller.ErrNoCredits) {
 		go func() { c.finish(p.CallHandler(ctx, h, args, result)) }()
 		return c
 	}
@@ -501,7 +502,7 @@ func (p *Peer) verbError(verb string, err error) error {
 
 // ClientStats are the runtime client's counters for this peer:
 // retransmissions, timeouts, replies.
-func (p *Peer) ClientStats() nicrt.ClientStats { return p.cl.Stats() }
+func (p *Peer) ClientStats() caller.ClientStats { return p.cl.Stats() }
 
 // markDown fails the calls in flight with ErrPeerDown and refuses new
 // ones: membership declared the peer dead.

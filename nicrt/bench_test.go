@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/naam-project/naam/internal/testing/testprog"
+
 	"github.com/naam-project/naam/nicrt/wire"
 )
 
@@ -14,11 +16,11 @@ import (
 // tenant, and returns their ids with their tenants.
 func installMany(b *testing.B, n *NIC, count int) []Message {
 	b.Helper()
-	var hs []src
+	var hs []testprog.Src
 	for i := range 10 {
-		hs = append(hs, src{fmt.Sprintf("h%d", i), nullAsm})
+		hs = append(hs, testprog.Src{Name: fmt.Sprintf("h%d", i), Asm: testprog.NullAsm})
 	}
-	o := object(b, nil, hs...)
+	o := testprog.Object(b, nil, hs...)
 	var msgs []Message
 	for tn := 0; len(msgs) < count; tn++ {
 		p := install(b, n, uint64(tn), o)

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/naam-project/naam/internal/testing/testprog"
+
 	"github.com/naam-project/naam/bytecode"
 )
 
@@ -28,25 +30,25 @@ func TestInstallBindsRegions(t *testing.T) {
 		wantMsg string
 		value   uint64 // what the handler reads when installed
 	}{
-		{name: "to hot", regions: read, code: valueAsm(0), bind: map[string]string{"v": "hot"}, value: 1},
-		{name: "to cold", regions: read, code: valueAsm(0), bind: map[string]string{"v": "cold"}, value: 2},
-		{name: "missing", regions: read, code: valueAsm(0), bind: map[string]string{"v": "nope"},
+		{name: "to hot", regions: read, code: testprog.ValueAsm(0), bind: map[string]string{"v": "hot"}, value: 1},
+		{name: "to cold", regions: read, code: testprog.ValueAsm(0), bind: map[string]string{"v": "cold"}, value: 2},
+		{name: "missing", regions: read, code: testprog.ValueAsm(0), bind: map[string]string{"v": "nope"},
 			want: ErrRegionMissing, wantMsg: `regions[0] "v" (bound to "nope") (tenant 1)`},
-		{name: "unbound", regions: read, code: valueAsm(0),
+		{name: "unbound", regions: read, code: testprog.ValueAsm(0),
 			want: ErrRegionMissing, wantMsg: `regions[0] "v" (tenant 1)`},
-		{name: "too small", regions: read, code: valueAsm(0), bind: map[string]string{"v": "small"},
+		{name: "too small", regions: read, code: testprog.ValueAsm(0), bind: map[string]string{"v": "small"},
 			want: ErrRegionTooSmall, wantMsg: `regions[0] "v" (bound to "small"): the object needs 8 bytes, 4 are registered`},
-		{name: "read-only", regions: []bytecode.Region{{Name: "v", Size: 8, Writable: true}}, code: incrAsm, bind: map[string]string{"v": "ro"},
+		{name: "read-only", regions: []bytecode.Region{{Name: "v", Size: 8, Writable: true}}, code: testprog.IncrAsm, bind: map[string]string{"v": "ro"},
 			want: ErrRegionReadOnly, wantMsg: `regions[0] "v" (bound to "ro")`},
-		{name: "not the object's", regions: read, code: valueAsm(0), bind: map[string]string{"v": "hot", "w": "cold"},
+		{name: "not the object's", regions: read, code: testprog.ValueAsm(0), bind: map[string]string{"v": "hot", "w": "cold"},
 			want: ErrBadBinding, wantMsg: `"w" (bound to "cold") is not a region of the object`},
-		{name: "two to one", regions: []bytecode.Region{{Name: "v", Size: 8}, {Name: "hot", Size: 8}}, code: valueAsm(0), bind: map[string]string{"v": "hot"},
+		{name: "two to one", regions: []bytecode.Region{{Name: "v", Size: 8}, {Name: "hot", Size: 8}}, code: testprog.ValueAsm(0), bind: map[string]string{"v": "hot"},
 			want: ErrBadBinding, wantMsg: `regions "v" and "hot" would both link to "hot"`},
-		{name: "swapped", regions: []bytecode.Region{{Name: "hot", Size: 8}, {Name: "cold", Size: 8}}, code: valueAsm(0),
+		{name: "swapped", regions: []bytecode.Region{{Name: "hot", Size: 8}, {Name: "cold", Size: 8}}, code: testprog.ValueAsm(0),
 			bind: map[string]string{"hot": "cold", "cold": "hot"}, value: 2},
-		{name: "to itself", regions: []bytecode.Region{{Name: "hot", Size: 8}}, code: valueAsm(0), bind: map[string]string{"hot": "hot"}, value: 1},
+		{name: "to itself", regions: []bytecode.Region{{Name: "hot", Size: 8}}, code: testprog.ValueAsm(0), bind: map[string]string{"hot": "hot"}, value: 1},
 	} {
-		p, err := n.InstallWith(1, object(t, tc.regions, src{"h", tc.code}), InstallOptions{Regions: tc.bind})
+		p, err := n.InstallWith(1, testprog.Object(t, tc.regions, testprog.Src{Name: "h", Asm: tc.code}), InstallOptions{Regions: tc.bind})
 		if tc.want != nil {
 			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.wantMsg) {
 				t.Errorf("%s: err = %v, want %v with %q", tc.name, err, tc.want, tc.wantMsg)

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/naam-project/naam/internal/testing/testprog"
+
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/nicrt/wire"
 	"github.com/naam-project/naam/verifier"
@@ -14,8 +16,8 @@ func TestInstallCallsHandlers(t *testing.T) {
 	n := newNIC(t, Config{})
 	r := register(t, n, 1, "v", 8, RegionOptions{})
 	binaryPut(r.Bytes(), 1000)
-	p := install(t, n, 1, object(t, []bytecode.Region{{Name: "v", Size: 8}},
-		src{"null", nullAsm}, src{"err", errAsm}, src{"value", valueAsm(5)}))
+	p := install(t, n, 1, testprog.Object(t, []bytecode.Region{{Name: "v", Size: 8}},
+		testprog.Src{Name: "null", Asm: testprog.NullAsm}, testprog.Src{Name: "err", Asm: testprog.ErrAsm}, testprog.Src{Name: "value", Asm: testprog.ValueAsm(5)}))
 	hs := p.Handlers()
 	if len(hs) != 3 || hs[0].ID < FirstHandlerID || hs[1].ID != hs[0].ID+1 || hs[2].ObjectID != 2 {
 		t.Fatalf("handlers: %+v", hs)
@@ -56,7 +58,7 @@ func TestInstallRefusesWhatTheVerifierRejects(t *testing.T) {
 	n := newNIC(t, Config{})
 	register(t, n, 1, "v", 8, RegionOptions{})
 	// An 8-byte load at offset 100 of an 8-byte region.
-	o := object(t, []bytecode.Region{{Name: "v", Size: 8}}, src{"bad", "lddw %r1, region[0]\nldxdw %r0, [%r1+100]\nexit"})
+	o := testprog.Object(t, []bytecode.Region{{Name: "v", Size: 8}}, testprog.Src{Name: "bad", Asm: "lddw %r1, region[0]\nldxdw %r0, [%r1+100]\nexit"})
 	_, err := n.Install(1, o)
 	var verr *verifier.Error
 	if !errors.As(err, &verr) || verr.Code != verifier.CodeOutOfBounds {
@@ -67,7 +69,7 @@ func TestInstallRefusesWhatTheVerifierRejects(t *testing.T) {
 	}
 	// A loop bound over the install budget is the verifier's too.
 	n2 := newNIC(t, Config{HostBudget: 100, NICBudget: 50})
-	_, err = n2.Install(1, object(t, nil, src{"loop", loopAsm}))
+	_, err = n2.Install(1, testprog.Object(t, nil, testprog.Src{Name: "loop", Asm: testprog.LoopAsm}))
 	if !errors.As(err, &verr) || verr.Code != verifier.CodeBudget {
 		t.Fatalf("err = %v, want a budget rejection", err)
 	}
@@ -78,13 +80,13 @@ func TestInstallRefusesWhatTheVerifierRejects(t *testing.T) {
 
 func TestInstallRefusesInvalidObjects(t *testing.T) {
 	n := newNIC(t, Config{})
-	o := object(t, nil, src{"null", nullAsm})
+	o := testprog.Object(t, nil, testprog.Src{Name: "null", Asm: testprog.NullAsm})
 	o.Magic = "naam-ob"
 	var oerr *bytecode.ObjectError
 	if _, err := n.Install(1, o); !errors.As(err, &oerr) || oerr.Field != "magic" {
 		t.Errorf("bad magic: %v", err)
 	}
-	o = object(t, nil, src{"null", nullAsm})
+	o = testprog.Object(t, nil, testprog.Src{Name: "null", Asm: testprog.NullAsm})
 	o.Handlers = nil
 	if _, err := n.Install(1, o); !errors.Is(err, ErrNoHandlers) {
 		t.Errorf("no handlers: %v", err)
@@ -99,7 +101,7 @@ func TestInstallLinksRegions(t *testing.T) {
 	register(t, n, 1, "ro", 64, RegionOptions{})
 	register(t, n, 1, "rw", 64, RegionOptions{Writable: true})
 	register(t, n, 2, "other", 64, RegionOptions{Writable: true})
-	read := valueAsm(0)
+	read := testprog.ValueAsm(0)
 	for _, tc := range []struct {
 		name   string
 		region bytecode.Region
@@ -109,12 +111,12 @@ func TestInstallLinksRegions(t *testing.T) {
 		{"missing", bytecode.Region{Name: "nope", Size: 8}, read, ErrRegionMissing},
 		{"another tenant's", bytecode.Region{Name: "other", Size: 8}, read, ErrRegionMissing},
 		{"too large", bytecode.Region{Name: "ro", Size: 65}, read, ErrRegionTooSmall},
-		{"writes read-only", bytecode.Region{Name: "ro", Size: 8, Writable: true}, incrAsm, ErrRegionReadOnly},
+		{"writes read-only", bytecode.Region{Name: "ro", Size: 8, Writable: true}, testprog.IncrAsm, ErrRegionReadOnly},
 		{"smaller is fine", bytecode.Region{Name: "ro", Size: 8}, read, nil},
 		{"ro view of rw", bytecode.Region{Name: "rw", Size: 64}, read, nil},
-		{"rw", bytecode.Region{Name: "rw", Size: 64, Writable: true}, incrAsm, nil},
+		{"rw", bytecode.Region{Name: "rw", Size: 64, Writable: true}, testprog.IncrAsm, nil},
 	} {
-		_, err := n.Install(1, object(t, []bytecode.Region{tc.region}, src{"h", tc.code}))
+		_, err := n.Install(1, testprog.Object(t, []bytecode.Region{tc.region}, testprog.Src{Name: "h", Asm: tc.code}))
 		if !errors.Is(err, tc.want) {
 			t.Errorf("%s: err = %v, want %v", tc.name, err, tc.want)
 		}
@@ -124,7 +126,7 @@ func TestInstallLinksRegions(t *testing.T) {
 func TestUnregister(t *testing.T) {
 	n := newNIC(t, Config{})
 	r := register(t, n, 1, "v", 8, RegionOptions{Writable: true})
-	p := install(t, n, 1, object(t, []bytecode.Region{{Name: "v", Size: 8, Writable: true}}, src{"incr", incrAsm}))
+	p := install(t, n, 1, testprog.Object(t, []bytecode.Region{{Name: "v", Size: 8, Writable: true}}, testprog.Src{Name: "incr", Asm: testprog.IncrAsm}))
 	if err := n.Unregister(r); !errors.Is(err, ErrRegionInUse) {
 		t.Errorf("linked region unregistered: %v", err)
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/naam-project/naam/internal/testing/testprog"
+
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/nicrt/wire"
 )
@@ -14,8 +16,8 @@ func TestTenantIsolation(t *testing.T) {
 	rb := register(t, n, 2, "v", 64, RegionOptions{Writable: true})
 	binaryPut(ra.Bytes(), 100)
 	binaryPut(rb.Bytes(), 200)
-	pa := install(t, n, 1, object(t, []bytecode.Region{{Name: "v", Size: 8}}, src{"get", valueAsm(0)}))
-	pb := install(t, n, 2, object(t, []bytecode.Region{{Name: "v", Size: 8}}, src{"get", valueAsm(0)}))
+	pa := install(t, n, 1, testprog.Object(t, []bytecode.Region{{Name: "v", Size: 8}}, testprog.Src{Name: "get", Asm: testprog.ValueAsm(0)}))
+	pb := install(t, n, 2, testprog.Object(t, []bytecode.Region{{Name: "v", Size: 8}}, testprog.Src{Name: "get", Asm: testprog.ValueAsm(0)}))
 	ha, hb := id(t, pa, "get"), id(t, pb, "get")
 	// Same object, same region name: each tenant's handler sees its own region.
 	if rep := n.Call(&Message{Tenant: 1, Handler: ha}); rep.Status != StatusOK || u64(rep.Data) != 100 {

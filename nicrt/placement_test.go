@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/naam-project/naam/internal/testing/testprog"
 )
 
 // lockedBuffer is a bytes.Buffer for the trace writer.
@@ -28,7 +30,7 @@ func (l *lockedBuffer) String() string {
 func TestPlacementByBudgetAndHelper(t *testing.T) {
 	var trace lockedBuffer
 	n := newNIC(t, Config{NICBudget: 100, Trace: &trace})
-	p := install(t, n, 1, object(t, nil, src{"null", nullAsm}, src{"loop", loopAsm}, src{"trace", traceAsm}))
+	p := install(t, n, 1, testprog.Object(t, nil, testprog.Src{Name: "null", Asm: testprog.NullAsm}, testprog.Src{Name: "loop", Asm: testprog.LoopAsm}, testprog.Src{Name: "trace", Asm: testprog.TraceAsm}))
 	want := map[string]Placement{"null": PlaceNIC, "loop": PlaceHostBudget, "trace": PlaceHostHelper}
 	for _, h := range p.Handlers() {
 		if h.Placement != want[h.Name] {
@@ -65,13 +67,13 @@ func TestPlacementByBudgetAndHelper(t *testing.T) {
 
 func TestNoHostCores(t *testing.T) {
 	n := newNIC(t, Config{HostCores: -1, NICBudget: 100})
-	if _, err := n.Install(1, object(t, nil, src{"trace", traceAsm})); err == nil {
+	if _, err := n.Install(1, testprog.Object(t, nil, testprog.Src{Name: "trace", Asm: testprog.TraceAsm})); err == nil {
 		t.Error("a host-only handler installed on a node without host cores")
 	}
-	if _, err := n.Install(1, object(t, nil, src{"loop", loopAsm})); err == nil {
+	if _, err := n.Install(1, testprog.Object(t, nil, testprog.Src{Name: "loop", Asm: testprog.LoopAsm})); err == nil {
 		t.Error("an over-budget handler installed on a node without host cores")
 	}
-	install(t, n, 1, object(t, nil, src{"null", nullAsm}))
+	install(t, n, 1, testprog.Object(t, nil, testprog.Src{Name: "null", Asm: testprog.NullAsm}))
 }
 
 // TestSpillUnderLoad holds both cores inside a handler's send, so that
@@ -82,7 +84,7 @@ func TestNoHostCores(t *testing.T) {
 func TestSpillUnderLoad(t *testing.T) {
 	out := &recorder{hold: make(chan struct{}), entered: make(chan struct{}, 16)}
 	n := newNIC(t, Config{NICCores: 1, HostCores: 1, RxQueueDepth: 4, SpillThreshold: 2, Outbox: out})
-	p := install(t, n, 1, object(t, nil, src{"send", sendAsm}, src{"null", nullAsm}))
+	p := install(t, n, 1, testprog.Object(t, nil, testprog.Src{Name: "send", Asm: testprog.SendAsm}, testprog.Src{Name: "null", Asm: testprog.NullAsm}))
 	send, null := id(t, p, "send"), id(t, p, "null")
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -144,7 +146,7 @@ func TestSpillUnderLoad(t *testing.T) {
 func TestSpillDisabled(t *testing.T) {
 	out := &recorder{hold: make(chan struct{}), entered: make(chan struct{}, 16)}
 	n := newNIC(t, Config{NICCores: 1, RxQueueDepth: 2, SpillThreshold: -1, Outbox: out})
-	p := install(t, n, 1, object(t, nil, src{"send", sendAsm}))
+	p := install(t, n, 1, testprog.Object(t, nil, testprog.Src{Name: "send", Asm: testprog.SendAsm}))
 	var wg sync.WaitGroup
 	wg.Add(4)
 	done := func(Reply) { wg.Done() }
@@ -164,7 +166,7 @@ func TestSpillDisabled(t *testing.T) {
 
 func TestSteering(t *testing.T) {
 	n := newNIC(t, Config{})
-	p := install(t, n, 1, object(t, nil, src{"null", nullAsm}))
+	p := install(t, n, 1, testprog.Object(t, nil, testprog.Src{Name: "null", Asm: testprog.NullAsm}))
 	h := id(t, p, "null")
 	cores := map[int]bool{}
 	for req := range uint64(50) {
@@ -174,7 +176,7 @@ func TestSteering(t *testing.T) {
 		t.Errorf("flow steering used cores %v for one flow", cores)
 	}
 	n2 := newNIC(t, Config{Steering: SteerRequest})
-	p2 := install(t, n2, 1, object(t, nil, src{"null", nullAsm}))
+	p2 := install(t, n2, 1, testprog.Object(t, nil, testprog.Src{Name: "null", Asm: testprog.NullAsm}))
 	cores = map[int]bool{}
 	for req := range uint64(200) {
 		cores[n2.Call(&Message{Tenant: 1, Handler: id(t, p2, "null"), SrcNode: 4, RequestID: req}).Core] = true

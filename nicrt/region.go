@@ -73,6 +73,12 @@ func (n *NIC) Regions(tenant uint64) []*Region {
 	return out
 }
 
+// Region returns the registered region with id, if there is one.
+func (n *NIC) Region(id uint32) (*Region, bool) {
+	r := n.regions.get(id)
+	return r, r != nil
+}
+
 // Register allocates a region of size bytes (1 … 2^32-1, zeroed, 8-byte
 // aligned) for tenant under name, with a fresh random key. Names are per
 // tenant: two tenants may both have a "table".

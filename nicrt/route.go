@@ -76,14 +76,3 @@ func (n *NIC) ProgramByDigest(tenant, digest uint64) (*Program, bool) {
 	}
 	return list[len(list)-1], true
 }
-
-// resolveProgram maps a program-relative handler (the object's id) to the
-// node-wide id; 0 (no handler) when the program or handler is unknown.
-func (n *NIC) resolveProgram(tenant, digest uint64, objectID uint32) uint32 {
-	p, ok := n.ProgramByDigest(tenant, digest)
-	if !ok {
-		return 0
-	}
-	id, _ := p.ResolveLocal(objectID)
-	return id
-}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/naam-project/naam/internal/testing/testprog"
+
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/nicrt/wire"
 	"github.com/naam-project/naam/vm"
@@ -15,7 +17,7 @@ import (
 func TestSendAndForward(t *testing.T) {
 	out := &recorder{}
 	n := newNIC(t, Config{Outbox: out})
-	p := install(t, n, 5, object(t, nil, src{"send", sendAsm}, src{"fwd", forwardAsm}))
+	p := install(t, n, 5, testprog.Object(t, nil, testprog.Src{Name: "send", Asm: testprog.SendAsm}, testprog.Src{Name: "fwd", Asm: testprog.ForwardAsm}))
 	send, fwd := id(t, p, "send"), id(t, p, "fwd")
 	if rep := n.Call(&Message{Tenant: 5, Handler: send, SrcNode: 1, RequestID: 10}); rep.Status != StatusOK {
 		t.Fatalf("send: %+v", rep)
@@ -42,7 +44,7 @@ func TestSendAndForward(t *testing.T) {
 	}
 	// Without an outbox the helpers refuse.
 	n2 := newNIC(t, Config{})
-	p2 := install(t, n2, 5, object(t, nil, src{"fwd", forwardAsm}))
+	p2 := install(t, n2, 5, testprog.Object(t, nil, testprog.Src{Name: "fwd", Asm: testprog.ForwardAsm}))
 	if rep := n2.Call(&Message{Tenant: 5, Handler: id(t, p2, "fwd")}); rep.Status != StatusError || rep.Code != 5 {
 		t.Errorf("no outbox: %+v", rep)
 	}
@@ -50,9 +52,9 @@ func TestSendAndForward(t *testing.T) {
 
 func TestHandlerFaults(t *testing.T) {
 	n := newNIC(t, Config{})
-	o := object(t, nil,
-		src{"long", "mov %r0, 100\nexit"},                    // more than its 8-byte reply buffer
-		src{"fwdless", "lddw %r0, 0x8000000000000000\nexit"}, // ReturnForwarded without forward
+	o := testprog.Object(t, nil,
+		testprog.Src{Name: "long", Asm: "mov %r0, 100\nexit"},                    // more than its 8-byte reply buffer
+		testprog.Src{Name: "fwdless", Asm: "lddw %r0, 0x8000000000000000\nexit"}, // ReturnForwarded without forward
 	)
 	o.Handlers[0].Results = []bytecode.Field{{Name: "x", Type: "u64", Size: 8}}
 	p := install(t, n, 1, o)
@@ -75,7 +77,7 @@ func TestUninstallDrains(t *testing.T) {
 	out := &recorder{hold: make(chan struct{}), entered: make(chan struct{}, 16)}
 	n := newNIC(t, Config{NICCores: 1, Outbox: out})
 	r := register(t, n, 1, "v", 8, RegionOptions{Writable: true})
-	p := install(t, n, 1, object(t, []bytecode.Region{{Name: "v", Size: 8, Writable: true}}, src{"send", sendAsm}, src{"incr", incrAsm}))
+	p := install(t, n, 1, testprog.Object(t, []bytecode.Region{{Name: "v", Size: 8, Writable: true}}, testprog.Src{Name: "send", Asm: testprog.SendAsm}, testprog.Src{Name: "incr", Asm: testprog.IncrAsm}))
 	send, incr := id(t, p, "send"), id(t, p, "incr")
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -144,7 +146,7 @@ func TestClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := register(t, n, 1, "v", 8, RegionOptions{Writable: true})
-	p := install(t, n, 1, object(t, []bytecode.Region{{Name: "v", Size: 8, Writable: true}}, src{"incr", incrAsm}))
+	p := install(t, n, 1, testprog.Object(t, []bytecode.Region{{Name: "v", Size: 8, Writable: true}}, testprog.Src{Name: "incr", Asm: testprog.IncrAsm}))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	counts := map[Status]int{}
@@ -197,9 +199,9 @@ func TestHandlerCostModel(t *testing.T) {
 	a := register(t, n, 1, "a", 8, RegionOptions{})
 	register(t, n, 1, "b", 8, RegionOptions{Writable: true, NICMem: true})
 	binaryPut(a.Bytes(), 3)
-	p := install(t, n, 1, object(t, []bytecode.Region{{Name: "a", Size: 8}, {Name: "b", Size: 8, Writable: true}},
-		src{"ra", valueAsm(0)},
-		src{"wb", "lddw %r1, region[1]\nmov %r2, 1\nlock add [%r1+0], %r2\nmov %r0, 0\nexit"},
+	p := install(t, n, 1, testprog.Object(t, []bytecode.Region{{Name: "a", Size: 8}, {Name: "b", Size: 8, Writable: true}},
+		testprog.Src{Name: "ra", Asm: testprog.ValueAsm(0)},
+		testprog.Src{Name: "wb", Asm: "lddw %r1, region[1]\nmov %r2, 1\nlock add [%r1+0], %r2\nmov %r0, 0\nexit"},
 	))
 	// ra has 11 instructions: over the NIC budget of 5, so it runs on a host core.
 	ra := n.Call(&Message{Tenant: 1, Handler: id(t, p, "ra")})
@@ -224,7 +226,7 @@ func TestHandlerCostModel(t *testing.T) {
 func TestStatsCounters(t *testing.T) {
 	n := newNIC(t, Config{NICCores: 2, HostCores: 1, RxQueueDepth: 8})
 	r := register(t, n, 1, "v", 8, RegionOptions{})
-	p := install(t, n, 1, object(t, []bytecode.Region{{Name: "v", Size: 8}}, src{"get", valueAsm(1)}))
+	p := install(t, n, 1, testprog.Object(t, []bytecode.Region{{Name: "v", Size: 8}}, testprog.Src{Name: "get", Asm: testprog.ValueAsm(1)}))
 	if got, ok := n.Program(p.ID); !ok || got != p || p.ID == 0 {
 		t.Errorf("Program(%d) = %v, %v", p.ID, got, ok)
 	}

@@ -20,11 +20,11 @@ import (
 func TestManyTenants(t *testing.T) {
 	const tenants, perTenant = 100, 10
 	n := newNIC(t, Config{Steering: SteerRequest})
-	var handlers []src
+	var handlers []testprog.Src
 	for i := range perTenant {
-		handlers = append(handlers, src{fmt.Sprintf("h%d", i), valueAsm(i)})
+		handlers = append(handlers, testprog.Src{Name: fmt.Sprintf("h%d", i), Asm: testprog.ValueAsm(i)})
 	}
-	o := object(t, []bytecode.Region{{Name: "base", Size: 8}}, handlers...)
+	o := testprog.Object(t, []bytecode.Region{{Name: "base", Size: 8}}, handlers...)
 	progs := make([]*Program, tenants)
 	for tn := range tenants {
 		r := register(t, n, uint64(tn), "base", 8, RegionOptions{})
@@ -94,7 +94,7 @@ func TestConcurrent(t *testing.T) {
 	n := newNIC(t, Config{NICCores: 4, HostCores: 2, RxQueueDepth: 64, SpillThreshold: 8, Steering: SteerRequest})
 	r := register(t, n, 1, "c", 64, RegionOptions{Writable: true})
 	nm := register(t, n, 1, "n", 64, RegionOptions{Writable: true, NICMem: true})
-	p := install(t, n, 1, object(t, []bytecode.Region{{Name: "c", Size: 8, Writable: true}}, src{"incr", incrAsm}))
+	p := install(t, n, 1, testprog.Object(t, []bytecode.Region{{Name: "c", Size: 8, Writable: true}}, testprog.Src{Name: "incr", Asm: testprog.IncrAsm}))
 	incr := id(t, p, "incr")
 	const clients, each = 8, 2000
 	var wg sync.WaitGroup

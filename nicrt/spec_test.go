@@ -2,36 +2,22 @@ package nicrt
 
 import (
 	"fmt"
-	"os"
 	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/naam-project/naam/internal/testing/spectable"
 )
 
 // TestSpecTables checks spec/nic.md against the code: every Config field's
-// default in the Defaults table, ClientConfig's and ServerConfig's, every
-// status and its value, every placement name.
+// default in the Defaults table, every status and its value, every
+// placement name, every verb's id. ClientConfig's and ServerConfig's
+// defaults are checked beside them (nicrt/caller, nicrt/server).
 func TestSpecTables(t *testing.T) {
-	raw, err := os.ReadFile("../spec/nic.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := string(raw)
-	rows := map[string][]string{}  // first cell → cells (the last such row)
-	all := map[string][][]string{} // first cell → every such row
-	for _, line := range strings.Split(spec, "\n") {
-		if !strings.HasPrefix(line, "| ") {
-			continue
-		}
-		cells := strings.Split(strings.Trim(line, "|"), " | ")
-		for i := range cells {
-			cells[i] = strings.TrimSpace(cells[i])
-		}
-		rows[cells[0]] = cells
-		all[cells[0]] = append(all[cells[0]], cells)
-	}
+	tb := spectable.Read(t, "../spec/nic.md")
+	rows, all := tb.Last, tb.All
 
 	def := reflect.ValueOf(DefaultConfig())
 	for i := range def.NumField() {
@@ -48,36 +34,6 @@ func TestSpecTables(t *testing.T) {
 		want := "`" + fmt.Sprint(def.Field(i).Interface()) + "`"
 		if !strings.HasPrefix(row[1], want) {
 			t.Errorf("Defaults: %s is %s in the spec, %s in the code", f.Name, row[1], want)
-		}
-	}
-
-	// The network side's ClientConfig defaults (Network side).
-	cdef := reflect.ValueOf(ClientConfig{}.withDefaults())
-	for i := range cdef.NumField() {
-		f := cdef.Type().Field(i)
-		switch f.Name {
-		case "Node", "Server", "Keys", "MaxPayload", "FirstID":
-			continue
-		}
-		row, ok := rows["`"+f.Name+"`"]
-		want := "`" + fmt.Sprint(cdef.Field(i).Interface()) + "`"
-		if !ok || !strings.HasPrefix(row[1], want) {
-			t.Errorf("ClientConfig defaults: %s is %v in the spec, %s in the code", f.Name, row, want)
-		}
-	}
-
-	// ServerConfig's (Network side, ServerConfig defaults).
-	sdef := reflect.ValueOf(ServerConfig{}.withDefaults())
-	for i := range sdef.NumField() {
-		f := sdef.Type().Field(i)
-		switch f.Name {
-		case "Node", "Keys", "MaxPayload", "Peers":
-			continue
-		}
-		row, ok := rows["`"+f.Name+"`"]
-		want := "`" + fmt.Sprint(sdef.Field(i).Interface()) + "`"
-		if !ok || !strings.HasPrefix(row[1], want) {
-			t.Errorf("ServerConfig defaults: %s is %v in the spec, %s in the code", f.Name, row, want)
 		}
 	}
 

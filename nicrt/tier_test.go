@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/naam-project/naam/internal/testing/testprog"
+
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/vm"
 	"github.com/naam-project/naam/vm/jit"
@@ -49,8 +51,8 @@ func TestTier(t *testing.T) {
 			c := register(t, n, 1, "c", 8, RegionOptions{})
 			binary.LittleEndian.PutUint64(c.Bytes(), 1000)
 			v := register(t, n, 1, "v", 8, RegionOptions{Writable: true})
-			reads := install(t, n, 1, object(t, []bytecode.Region{{Name: "c", Size: 8}}, src{"value", hotLoop + valueAsm(5)}))
-			writes := install(t, n, 1, object(t, []bytecode.Region{{Name: "v", Size: 8, Writable: true}}, src{"incr", hotLoop + incrAsm}))
+			reads := install(t, n, 1, testprog.Object(t, []bytecode.Region{{Name: "c", Size: 8}}, testprog.Src{Name: "value", Asm: hotLoop + testprog.ValueAsm(5)}))
+			writes := install(t, n, 1, testprog.Object(t, []bytecode.Region{{Name: "v", Size: 8, Writable: true}}, testprog.Src{Name: "incr", Asm: hotLoop + testprog.IncrAsm}))
 			for _, p := range []*Program{reads, writes} {
 				if h := p.Handlers()[0]; !h.Placement.OnHost() {
 					t.Fatalf("%s placed %s, want a host core", h.Name, h.Placement)
@@ -170,8 +172,8 @@ func TestTierSharedRegion(t *testing.T) {
 			n := newNIC(t, Config{NICBudget: 100, NICCores: 2, HostCores: 2, Tier: tier})
 			ctr := register(t, n, 1, "ctr", 16, RegionOptions{Writable: true})
 			region := []bytecode.Region{{Name: "ctr", Size: 16, Writable: true}}
-			nic := install(t, n, 1, object(t, region, src{"add", fetchAddAsm}))
-			host := install(t, n, 1, object(t, region, src{"add", hotLoop + fetchAddAsm}))
+			nic := install(t, n, 1, testprog.Object(t, region, testprog.Src{Name: "add", Asm: fetchAddAsm}))
+			host := install(t, n, 1, testprog.Object(t, region, testprog.Src{Name: "add", Asm: hotLoop + fetchAddAsm}))
 			if p := nic.Handlers()[0].Placement; p != PlaceNIC {
 				t.Fatalf("the short handler is placed %s", p)
 			}
@@ -246,10 +248,10 @@ func TestTierRefusal(t *testing.T) {
 		jit     bool
 		why     string
 	}{
-		{"writes a memfd region", []uint64{8}, false, incrAsm, true, ""},
-		{"writes a Go-memory region", []uint64{8}, true, incrAsm, false, `region "r0" cannot be mapped in place, and the program writes it`},
-		{"reads a Go-memory region", []uint64{8}, true, valueAsm(1), true, ""},
-		{"regions larger than linear memory", []uint64{3 << 30, 3 << 30}, false, valueAsm(1), false, "more than one linear memory maps"},
+		{"writes a memfd region", []uint64{8}, false, testprog.IncrAsm, true, ""},
+		{"writes a Go-memory region", []uint64{8}, true, testprog.IncrAsm, false, `region "r0" cannot be mapped in place, and the program writes it`},
+		{"reads a Go-memory region", []uint64{8}, true, testprog.ValueAsm(1), true, ""},
+		{"regions larger than linear memory", []uint64{3 << 30, 3 << 30}, false, testprog.ValueAsm(1), false, "more than one linear memory maps"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -262,9 +264,9 @@ func TestTierRefusal(t *testing.T) {
 					r.backing = vm.HeapMemory(size)
 					r.mem = r.backing.Bytes()
 				}
-				regions = append(regions, bytecode.Region{Name: name, Size: size, Writable: tt.handler == incrAsm})
+				regions = append(regions, bytecode.Region{Name: name, Size: size, Writable: tt.handler == testprog.IncrAsm})
 			}
-			p := install(t, n, 1, object(t, regions, src{"h", hotLoop + tt.handler}))
+			p := install(t, n, 1, testprog.Object(t, regions, testprog.Src{Name: "h", Asm: hotLoop + tt.handler}))
 			for range 3 {
 				if rep := n.Call(&Message{Tenant: 1, Handler: id(t, p, "h")}); rep.Status != StatusOK {
 					t.Fatalf("%+v", rep)

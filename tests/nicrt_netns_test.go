@@ -20,6 +20,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/caller"
+	"github.com/naam-project/naam/nicrt/server"
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"
 )
@@ -105,7 +107,7 @@ func TestNICRTNetns(t *testing.T) {
 		return c
 	}
 	srvConn := udp(nsA, "198.18.0.1:0")
-	srv, err := nicrt.Serve(nic, []transport.Conn{srvConn}, nicrt.ServerConfig{Node: 100, Keys: keys})
+	srv, err := server.Serve(nic, []transport.Conn{srvConn}, server.ServerConfig{Node: 100, Keys: keys})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +119,7 @@ func TestNICRTNetns(t *testing.T) {
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range clients {
-		cl, err := nicrt.Dial(udp(nsB, "198.18.0.2:0"), srvConn.LocalAddr(), nicrt.ClientConfig{
+		cl, err := caller.Dial(udp(nsB, "198.18.0.2:0"), srvConn.LocalAddr(), caller.ClientConfig{
 			Node: uint32(i + 1), Server: 100, Keys: keys, MaxTries: 30, MaxTimeout: 10 * time.Millisecond,
 			// A lossy link: recover losses sooner than the defaults,
 			// which suit a lossless one.
@@ -135,7 +137,7 @@ func TestNICRTNetns(t *testing.T) {
 						ok.Add(1)
 					case err == nil:
 						t.Errorf("FETCH-ADD returned %d twice or out of range", old)
-					case errors.Is(err, nicrt.ErrTimeout):
+					case errors.Is(err, caller.ErrTimeout):
 						timeouts.Add(1)
 					default:
 						t.Errorf("FETCH-ADD: %v", err)

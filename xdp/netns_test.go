@@ -22,6 +22,7 @@ import (
 
 	"github.com/naam-project/naam/internal/testing/netns"
 	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/caller"
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"
 )
@@ -113,7 +114,7 @@ func (n *vethNode) attach() error {
 }
 
 // client dials the node from side 1.
-func (n *vethNode) client(t testing.TB, node uint32, cfg nicrt.ClientConfig) *nicrt.Client {
+func (n *vethNode) client(t testing.TB, node uint32, cfg caller.ClientConfig) *caller.Client {
 	t.Helper()
 	var conn *transport.UDPConn
 	if err := n.pair.Run(1, func() error {
@@ -124,7 +125,7 @@ func (n *vethNode) client(t testing.TB, node uint32, cfg nicrt.ClientConfig) *ni
 		t.Fatal(err)
 	}
 	cfg.Node, cfg.Server, cfg.Keys = node, 100, wire.KeyMap{testTenant: testKey(t)}
-	c, err := nicrt.Dial(conn, n.addr, cfg)
+	c, err := caller.Dial(conn, n.addr, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +181,7 @@ func TestNetnsFetchAdd(t *testing.T) {
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range clients {
-		cl := n.client(t, uint32(i+1), nicrt.ClientConfig{MaxTries: 30, MaxTimeout: 10 * time.Millisecond})
+		cl := n.client(t, uint32(i+1), caller.ClientConfig{MaxTries: 30, MaxTimeout: 10 * time.Millisecond})
 		for range inFlight {
 			wg.Go(func() {
 				for next.Add(1) <= int64(count) {
@@ -190,7 +191,7 @@ func TestNetnsFetchAdd(t *testing.T) {
 						ok.Add(1)
 					case err == nil:
 						t.Errorf("FETCH-ADD returned %d twice or out of range", old)
-					case errors.Is(err, nicrt.ErrTimeout):
+					case errors.Is(err, caller.ErrTimeout):
 						timeouts.Add(1)
 					default:
 						t.Errorf("FETCH-ADD: %v", err)

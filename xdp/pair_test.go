@@ -14,7 +14,7 @@ import (
 )
 
 // pair is the same node twice: nicrt's NIC model (the user-space node,
-// read as nicrt.Serve answers: spec/nic.md, The responder) and the XDP
+// read as server.Serve answers: spec/nic.md, The responder) and the XDP
 // tier, with the same regions, the same bytes in them and the same
 // handler ids. call sends one request to both and compares the replies
 // and every region's bytes.
@@ -112,7 +112,7 @@ func (p *pair) install(obj *bytecode.Object) (ids map[string]uint32, notServed m
 	return ids, notServed
 }
 
-// want is the reply nicrt.Serve sends for r (spec/nic.md, The
+// want is the reply server.Serve sends for r (spec/nic.md, The
 // responder): type, status and payload. A fault's payload is its text,
 // for people; the tier sends none, so it is not compared.
 func want(r nicrt.Reply) (wire.Type, wire.Status, []byte, bool) {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/caller"
+	"github.com/naam-project/naam/nicrt/server"
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"
 )
@@ -35,10 +37,10 @@ func reportLatencies(b *testing.B, lat []time.Duration) {
 
 // BenchmarkVeth measures, over one veth pair between two namespaces and
 // in one run, a plain Go UDP ping-pong (udp), the user-space node
-// answering a null handler (am: nicrt.Serve, the tier detached) and the
+// answering a null handler (am: server.Serve, the tier detached) and the
 // XDP tier answering it in native mode (am-xdp), with the same client:
 // round trips one at a time (p50, p99), and throughput with 4 callers of
-// 32 calls in flight each (nicrt.Client.Go) and with one or two raw
+// 32 calls in flight each (caller.Client.Go) and with one or two raw
 // callers of 64 in flight each (batched, batched2). Root only.
 func BenchmarkVeth(b *testing.B) {
 	n := newVethNodeNoSocket(b, Config{})
@@ -102,16 +104,16 @@ func BenchmarkVeth(b *testing.B) {
 	}); err != nil {
 		b.Fatal(err)
 	}
-	srv, err := nicrt.Serve(nic, []transport.Conn{srvConn}, nicrt.ServerConfig{Node: 100, Keys: wire.KeyMap{testTenant: testKey(b)}})
+	srv, err := server.Serve(nic, []transport.Conn{srvConn}, server.ServerConfig{Node: 100, Keys: wire.KeyMap{testTenant: testKey(b)}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer srv.Close()
 	payload := make([]byte, vethPayload)
 	nextNode := uint32(0)
-	client := func() *nicrt.Client {
+	client := func() *caller.Client {
 		nextNode++
-		return n.client(b, nextNode, nicrt.ClientConfig{})
+		return n.client(b, nextNode, caller.ClientConfig{})
 	}
 
 	b.Run("roundtrip/udp", func(b *testing.B) {
@@ -153,7 +155,7 @@ func BenchmarkVeth(b *testing.B) {
 	}
 	throughput := func(b *testing.B) {
 		const callers, window = 4, 32
-		clients := make([]*nicrt.Client, callers)
+		clients := make([]*caller.Client, callers)
 		for i := range clients {
 			clients[i] = client()
 		}
@@ -198,7 +200,7 @@ func BenchmarkVeth(b *testing.B) {
 	// batched runs raw callers: each seals its own requests and keeps a
 	// window of them in flight with sendmmsg/recvmmsg, opening every
 	// reply, so that the callers' own cost weighs less than
-	// nicrt.Client's.
+	// caller.Client's.
 	batched := func(callers int) func(b *testing.B) {
 		return func(b *testing.B) {
 			const window = 64

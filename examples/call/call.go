@@ -9,11 +9,12 @@ import (
 
 	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/caller"
 	"github.com/naam-project/naam/nicrt/wire"
 )
 
 // Caller runs handler (a node-wide id from the install) with payload and
-// returns the reply. A handler's fail(CODE) is a *nicrt.HandlerError.
+// returns the reply. A handler's fail(CODE) is a *caller.HandlerError.
 // Implementations are safe for concurrent use.
 type Caller interface {
 	Call(ctx context.Context, handler uint32, payload []byte) ([]byte, error)
@@ -37,7 +38,7 @@ type Verbs interface {
 
 // Code reports the handler's own error code in err, if err is one.
 func Code(err error) (uint32, bool) {
-	var he *nicrt.HandlerError
+	var he *caller.HandlerError
 	if errors.As(err, &he) {
 		return he.Code, true
 	}
@@ -88,7 +89,7 @@ func replyResult(r nicrt.Reply) ([]byte, error) {
 	case nicrt.StatusOK:
 		return r.Data, nil
 	case nicrt.StatusError:
-		return nil, &nicrt.HandlerError{Code: uint32(r.Code)}
+		return nil, &caller.HandlerError{Code: uint32(r.Code)}
 	}
 	if r.Err != nil {
 		return nil, fmt.Errorf("call: %v: %w", r.Status, r.Err)
@@ -158,7 +159,7 @@ func (l *LocalReader) FetchAdd(ctx context.Context, off, delta uint64) (uint64, 
 
 // Remote calls handlers of a node over the network as Tenant.
 type Remote struct {
-	Client *nicrt.Client
+	Client *caller.Client
 	Tenant uint32
 }
 
@@ -170,7 +171,7 @@ func (r Remote) Call(ctx context.Context, handler uint32, payload []byte) ([]byt
 // RemoteReader runs the built-in verbs on a region of a node over the
 // network: a Reader and Verbs.
 type RemoteReader struct {
-	Client *nicrt.Client
+	Client *caller.Client
 	Tenant uint32
 	Region nicrt.RegionRef
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/caller"
 )
 
 const src = `
@@ -93,11 +94,11 @@ func TestLocal(t *testing.T) {
 func TestErrorsOf(t *testing.T) {
 	errA := errors.New("ex: a")
 	codes := Errors{1: errA}
-	he := &nicrt.HandlerError{Code: 1}
+	he := &caller.HandlerError{Code: 1}
 	if got := codes.Of("ex: h failed", 1, he); got != errA {
 		t.Errorf("code 1: %v", got)
 	}
-	reserved := &nicrt.HandlerError{Code: 0xffff_ff00}
+	reserved := &caller.HandlerError{Code: 0xffff_ff00}
 	got := codes.Of("ex: h failed", reserved.Code, reserved)
 	if !errors.Is(got, reserved) || got.Error() != "ex: h failed: "+reserved.Error() {
 		t.Errorf("a reserved code: %v", got)

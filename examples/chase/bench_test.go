@@ -6,14 +6,15 @@ import (
 	"testing"
 
 	"github.com/naam-project/naam/examples/call"
-	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/caller"
+	"github.com/naam-project/naam/nicrt/server"
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"
 )
 
 // BenchmarkWalk64: a 64-hop walk by one message and by 64 READs, on an
-// in-process NIC (NIC.Call) and over loopback UDP (nicrt.Serve and a
-// nicrt.Client): go test ./examples/chase -run '^$' -bench Walk64.
+// in-process NIC (NIC.Call) and over loopback UDP (server.Serve and a
+// caller.Client): go test ./examples/chase -run '^$' -bench Walk64.
 func BenchmarkWalk64(b *testing.B) {
 	cfg := DefaultConfig()
 	s := newSetup(b, cfg)
@@ -30,7 +31,7 @@ func BenchmarkWalk64(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := nicrt.Serve(s.nic, []transport.Conn{q}, nicrt.ServerConfig{Node: 1, Keys: wire.KeyMap{tenant: key}})
+	srv, err := server.Serve(s.nic, []transport.Conn{q}, server.ServerConfig{Node: 1, Keys: wire.KeyMap{tenant: key}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func BenchmarkWalk64(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cl, err := nicrt.Dial(uc, srv.LocalAddrs()[0], nicrt.ClientConfig{Node: 2, Server: 1, Keys: wire.KeyMap{tenant: key}})
+	cl, err := caller.Dial(uc, srv.LocalAddrs()[0], caller.ClientConfig{Node: 2, Server: 1, Keys: wire.KeyMap{tenant: key}})
 	if err != nil {
 		b.Fatal(err)
 	}

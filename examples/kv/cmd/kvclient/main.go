@@ -16,7 +16,7 @@ import (
 	"github.com/naam-project/naam/examples/kv"
 	"github.com/naam-project/naam/internal/bench/memcache"
 	"github.com/naam-project/naam/internal/bench/workload"
-	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/caller"
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"
 )
@@ -33,7 +33,7 @@ type conn struct {
 	tries int
 }
 
-func (c *conn) dial() (*nicrt.Client, error) {
+func (c *conn) dial() (*caller.Client, error) {
 	ap, err := netip.ParseAddrPort(c.info.Addr)
 	if err != nil {
 		return nil, err
@@ -42,7 +42,7 @@ func (c *conn) dial() (*nicrt.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl, err := nicrt.Dial(uc, ap, nicrt.ClientConfig{Node: c.node, Server: c.info.Node, Keys: c.keys, MaxTries: c.tries})
+	cl, err := caller.Dial(uc, ap, caller.ClientConfig{Node: c.node, Server: c.info.Node, Keys: c.keys, MaxTries: c.tries})
 	if err != nil {
 		uc.Close()
 		return nil, err
@@ -51,7 +51,7 @@ func (c *conn) dial() (*nicrt.Client, error) {
 	return cl, nil
 }
 
-func (c *conn) clients(cl *nicrt.Client) (*kv.Client, *kv.RDMAClient) {
+func (c *conn) clients(cl *caller.Client) (*kv.Client, *kv.RDMAClient) {
 	am := kv.NewClient(call.Remote{Client: cl, Tenant: c.info.Tenant}, c.info.Config, c.info.IDs)
 	rd := kv.NewRDMAClient(call.RemoteReader{Client: cl, Tenant: c.info.Tenant, Region: c.info.Region}, c.info.Config)
 	return am, rd

@@ -14,6 +14,7 @@ import (
 	"github.com/naam-project/naam/examples/kv"
 	"github.com/naam-project/naam/internal/bench/workload"
 	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/server"
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"
 )
@@ -21,9 +22,9 @@ import (
 // The tests give requests 40 tries instead of 8: a loaded machine (the
 // whole suite on 2 CPUs) can delay a loopback reply past 8 (about 51 ms).
 
-// server serves a kv table of records over loopback UDP, as kvserver
+// serveTable serves a kv table of records over loopback UDP, as kvserver
 // does, and writes its Info.
-func server(t *testing.T, records uint64) string {
+func serveTable(t *testing.T, records uint64) string {
 	t.Helper()
 	nic, err := nicrt.New(nicrt.Config{})
 	if err != nil {
@@ -57,7 +58,7 @@ func server(t *testing.T, records uint64) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := nicrt.Serve(nic, []transport.Conn{q}, nicrt.ServerConfig{Node: 1, Keys: wire.KeyMap{1: key}})
+	srv, err := server.Serve(nic, []transport.Conn{q}, server.ServerConfig{Node: 1, Keys: wire.KeyMap{1: key}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func server(t *testing.T, records uint64) string {
 }
 
 func TestCommands(t *testing.T) {
-	info := server(t, 500)
+	info := serveTable(t, 500)
 	ctx := context.Background()
 	for _, c := range []struct {
 		args []string
@@ -101,7 +102,7 @@ func TestCommands(t *testing.T) {
 }
 
 func TestYCSB(t *testing.T) {
-	info := server(t, 2000)
+	info := serveTable(t, 2000)
 	var out, errOut bytes.Buffer
 	cdf := filepath.Join(t.TempDir(), "cdf.png")
 	code := run(context.Background(), []string{"-info", info, "-tries", "40", "ycsb", "-records", "2000", "-ops", "3000", "-clients", "2", "-outstanding", "4", "-mix", "C", "-cdf", cdf}, &out, &errOut)
@@ -137,7 +138,7 @@ func TestYCSBMemcached(t *testing.T) {
 	if _, err := exec.LookPath("memcached"); err != nil {
 		t.Skip("memcached is not installed (apt-get install memcached)")
 	}
-	info := server(t, 500)
+	info := serveTable(t, 500)
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), []string{"-info", info, "-tries", "40", "ycsb", "-records", "500", "-ops", "2000", "-clients", "2", "-outstanding", "4", "-modes", "memcached"}, &out, &errOut)
 	if code != 0 {

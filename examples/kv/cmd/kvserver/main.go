@@ -14,6 +14,7 @@ import (
 	"github.com/naam-project/naam/examples/kv"
 	"github.com/naam-project/naam/internal/bench/workload"
 	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/server"
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"
 )
@@ -104,7 +105,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	for i, q := range qs {
 		conns[i] = q
 	}
-	srv, err := nicrt.Serve(nic, conns, nicrt.ServerConfig{Node: uint32(*node), Keys: wire.KeyMap{uint32(*tenant): key}})
+	srv, err := server.Serve(nic, conns, server.ServerConfig{Node: uint32(*node), Keys: wire.KeyMap{uint32(*tenant): key}})
 	if err != nil {
 		return fail(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/naam-project/naam/examples/call"
 	"github.com/naam-project/naam/examples/kv"
-	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/caller"
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"
 )
@@ -53,7 +53,7 @@ func TestServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := nicrt.Dial(uc, netip.MustParseAddrPort(got.Addr), nicrt.ClientConfig{Node: 50, Server: got.Node, Keys: wire.KeyMap{got.Tenant: key}, MaxTries: 40})
+	cl, err := caller.Dial(uc, netip.MustParseAddrPort(got.Addr), caller.ClientConfig{Node: 50, Server: got.Node, Keys: wire.KeyMap{got.Tenant: key}, MaxTries: 40})
 	if err != nil {
 		t.Fatal(err)
 	}

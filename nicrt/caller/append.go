@@ -1,4 +1,4 @@
-package nicrt
+package caller
 
 import "context"
 

@@ -1,4 +1,4 @@
-package nicrt
+package server
 
 import (
 	"context"
@@ -11,6 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/caller"
 
 	"github.com/naam-project/naam/nicrt/transport"
 )
@@ -40,21 +43,21 @@ type faultRun struct {
 	ok, timeouts int
 	counter      uint64
 	took         time.Duration
-	clients      []ClientStats
+	clients      []caller.ClientStats
 }
 
 // fetchAddStorm runs n FETCH-ADDs of 1 on one counter from 4 clients with
 // 8 calls in flight each, every client's datagrams passing a Lossy conn
 // with faults f both ways. It checks that every call ended (with its reply
-// or ErrTimeout) within the deadline and that no two calls saw the same
+// or caller.ErrTimeout) within the deadline and that no two calls saw the same
 // old value, which is what "never adds twice" looks like from outside.
-func fetchAddStorm(t *testing.T, tn *testNet, n int, f transport.Faults, cfg ClientConfig, deadline time.Duration, dial func(i int, wrap func(transport.Conn) transport.Conn) *Client) faultRun {
+func fetchAddStorm(t *testing.T, tn *testNet, n int, f transport.Faults, cfg caller.ClientConfig, deadline time.Duration, dial func(i int, wrap func(transport.Conn) transport.Conn) *caller.Client) faultRun {
 	t.Helper()
 	const clients, inFlight = 4, 8
-	reg := register(t, tn.nic, tenantA, fmt.Sprintf("counter%d", time.Now().UnixNano()), 8, RegionOptions{Writable: true})
+	reg := register(t, tn.nic, tenantA, fmt.Sprintf("counter%d", time.Now().UnixNano()), 8, nicrt.RegionOptions{Writable: true})
 	seen := make([]atomic.Bool, n)
 	var ok, timeouts, next atomic.Int64
-	var cls []*Client
+	var cls []*caller.Client
 	for i := range clients {
 		wrap := func(c transport.Conn) transport.Conn {
 			l, err := transport.NewLossy(c, transport.LossyConfig{Seed: uint64(i + 1), Send: f, Recv: f})
@@ -77,7 +80,7 @@ func fetchAddStorm(t *testing.T, tn *testNet, n int, f transport.Faults, cfg Cli
 						ok.Add(1)
 					case err == nil:
 						t.Errorf("FETCH-ADD returned %d twice or out of range", old)
-					case errors.Is(err, ErrTimeout):
+					case errors.Is(err, caller.ErrTimeout):
 						timeouts.Add(1)
 					default:
 						t.Errorf("FETCH-ADD: %v", err)
@@ -114,10 +117,10 @@ func TestFaultFetchAdd(t *testing.T) {
 	n := faultN(t)
 	for _, loss := range []float64{0.01, 0.10, 0.30} {
 		t.Run(fmt.Sprintf("loss=%v", loss), func(t *testing.T) {
-			tn := newTestNet(t, Config{}, ServerConfig{})
+			tn := newTestNet(t, nicrt.Config{}, ServerConfig{})
 			f := transport.Faults{Drop: loss, Duplicate: 0.05, Reorder: 0.05}
-			cfg := lossyLink(ClientConfig{MaxTries: 30, MaxTimeout: 10 * time.Millisecond})
-			r := fetchAddStorm(t, tn, n, f, cfg, 5*time.Minute, func(i int, wrap func(transport.Conn) transport.Conn) *Client {
+			cfg := lossyLink(caller.ClientConfig{MaxTries: 30, MaxTimeout: 10 * time.Millisecond})
+			r := fetchAddStorm(t, tn, n, f, cfg, 5*time.Minute, func(i int, wrap func(transport.Conn) transport.Conn) *caller.Client {
 				cfg := cfg
 				cfg.Node = uint32(i + 1)
 				return tn.client(t, cfg, wrap)
@@ -140,15 +143,15 @@ func TestFaultFetchAdd(t *testing.T) {
 }
 
 // TestFaultTimeouts keeps the default 8 tries at 30% loss: some calls end
-// with ErrTimeout (their request may have run, if only the replies were
+// with caller.ErrTimeout (their request may have run, if only the replies were
 // lost), every other with its reply, and the counter is the replies plus
 // the timed-out calls that ran, never more.
 func TestFaultTimeouts(t *testing.T) {
 	n := faultN(t) / 4
-	tn := newTestNet(t, Config{}, ServerConfig{})
+	tn := newTestNet(t, nicrt.Config{}, ServerConfig{})
 	f := transport.Faults{Drop: 0.30, Duplicate: 0.05, Reorder: 0.05}
-	cfg := lossyLink(ClientConfig{MaxTimeout: 2 * time.Millisecond})
-	r := fetchAddStorm(t, tn, n, f, cfg, 2*time.Minute, func(i int, wrap func(transport.Conn) transport.Conn) *Client {
+	cfg := lossyLink(caller.ClientConfig{MaxTimeout: 2 * time.Millisecond})
+	r := fetchAddStorm(t, tn, n, f, cfg, 2*time.Minute, func(i int, wrap func(transport.Conn) transport.Conn) *caller.Client {
 		cfg := cfg
 		cfg.Node = uint32(i + 1)
 		return tn.client(t, cfg, wrap)

@@ -1,4 +1,4 @@
-package nicrt
+package server
 
 import (
 	"context"
@@ -8,12 +8,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/naam-project/naam/internal/testing/testprog"
+	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/caller"
+
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"
 )
 
 // udpServer serves a NIC on queues SO_REUSEPORT sockets of 127.0.0.1.
-func udpServer(t testing.TB, ncfg Config, queues int, ucfg transport.UDPConfig) (*NIC, *Server, wire.KeyMap) {
+func udpServer(t testing.TB, ncfg nicrt.Config, queues int, ucfg transport.UDPConfig) (*nicrt.NIC, *Server, wire.KeyMap) {
 	t.Helper()
 	keys := testKeys(t)
 	n := newNIC(t, ncfg)
@@ -34,7 +38,7 @@ func udpServer(t testing.TB, ncfg Config, queues int, ucfg transport.UDPConfig) 
 	return n, s, keys
 }
 
-func udpClient(t testing.TB, srv *Server, keys wire.Keys, cfg ClientConfig, ucfg transport.UDPConfig, wrap func(transport.Conn) transport.Conn) *Client {
+func udpClient(t testing.TB, srv *Server, keys wire.Keys, cfg caller.ClientConfig, ucfg transport.UDPConfig, wrap func(transport.Conn) transport.Conn) *caller.Client {
 	t.Helper()
 	ucfg.ReadBuffer, ucfg.WriteBuffer = 4<<20, 4<<20
 	conn, err := transport.ListenUDP(ucfg)
@@ -49,7 +53,7 @@ func udpClient(t testing.TB, srv *Server, keys wire.Keys, cfg ClientConfig, ucfg
 	if cfg.Node == 0 {
 		cfg.Node = 1
 	}
-	cl, err := Dial(c, srv.LocalAddrs()[0], cfg)
+	cl, err := caller.Dial(c, srv.LocalAddrs()[0], cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,14 +69,14 @@ func TestUDP(t *testing.T) {
 		cfg  transport.UDPConfig
 	}{{"conn", transport.UDPConfig{}}, {"portable", transport.UDPConfig{Portable: true}}} {
 		t.Run(path.name, func(t *testing.T) {
-			n, srv, keys := udpServer(t, Config{}, 2, path.cfg)
-			reg := register(t, n, tenantA, "c", 64, RegionOptions{Writable: true})
-			p := install(t, n, tenantA, object(t, nil, src{"null", nullAsm}, src{"err", errAsm}))
+			n, srv, keys := udpServer(t, nicrt.Config{}, 2, path.cfg)
+			reg := register(t, n, tenantA, "c", 64, nicrt.RegionOptions{Writable: true})
+			p := install(t, n, tenantA, testprog.Object(t, nil, testprog.Src{Name: "null", Asm: testprog.NullAsm}, testprog.Src{Name: "err", Asm: testprog.ErrAsm}))
 			ctx := context.Background()
 			// Several clients, so that both queues see traffic.
 			var wg sync.WaitGroup
 			for i := range 4 {
-				cl := udpClient(t, srv, keys, ClientConfig{Node: uint32(i + 1)}, path.cfg, nil)
+				cl := udpClient(t, srv, keys, caller.ClientConfig{Node: uint32(i + 1)}, path.cfg, nil)
 				wg.Go(func() {
 					for range 200 {
 						if _, err := cl.FetchAdd(ctx, tenantA, reg.Ref(), 0, 1); err != nil {
@@ -84,7 +88,7 @@ func TestUDP(t *testing.T) {
 							return
 						}
 					}
-					var he *HandlerError
+					var he *caller.HandlerError
 					if _, err := cl.Call(ctx, tenantA, id(t, p, "err"), nil); !errors.As(err, &he) || he.Code != 42 {
 						t.Errorf("err: %v", err)
 					}
@@ -113,7 +117,7 @@ func TestUDP(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer raw.Close()
-			b := seal(t, wire.KeyMap{tenantA: testKey(t, 50)}, wire.Header{Type: wire.TypeRequest, Tenant: tenantA, Handler: HandlerFetchAdd, RequestID: 1, Src: 9, Dst: serverNode}, wire.AppendFetchAdd(nil, reg.Ref(), 0, 1))
+			b := seal(t, wire.KeyMap{tenantA: testKey(t, 50)}, wire.Header{Type: wire.TypeRequest, Tenant: tenantA, Handler: nicrt.HandlerFetchAdd, RequestID: 1, Src: 9, Dst: serverNode}, wire.AppendFetchAdd(nil, reg.Ref(), 0, 1))
 			for _, a := range srv.LocalAddrs() {
 				raw.WriteBatch([]transport.Packet{{Addr: a, Buf: b, N: len(b)}})
 			}
@@ -134,11 +138,11 @@ func TestUDPFault(t *testing.T) {
 	n := faultN(t) / 5
 	for _, loss := range []float64{0.01, 0.30} {
 		t.Run(fmt.Sprintf("loss=%v", loss), func(t *testing.T) {
-			nic, srv, keys := udpServer(t, Config{}, 2, transport.UDPConfig{})
+			nic, srv, keys := udpServer(t, nicrt.Config{}, 2, transport.UDPConfig{})
 			tn := &testNet{nic: nic, srv: srv, keys: keys}
 			f := transport.Faults{Drop: loss, Duplicate: 0.05, Reorder: 0.05}
-			cfg := lossyLink(ClientConfig{MaxTries: 30, MaxTimeout: 10 * time.Millisecond})
-			r := fetchAddStorm(t, tn, n, f, cfg, 5*time.Minute, func(i int, wrap func(transport.Conn) transport.Conn) *Client {
+			cfg := lossyLink(caller.ClientConfig{MaxTries: 30, MaxTimeout: 10 * time.Millisecond})
+			r := fetchAddStorm(t, tn, n, f, cfg, 5*time.Minute, func(i int, wrap func(transport.Conn) transport.Conn) *caller.Client {
 				cfg := cfg
 				cfg.Node = uint32(i + 1)
 				return udpClient(t, srv, keys, cfg, transport.UDPConfig{}, wrap)

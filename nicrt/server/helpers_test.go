@@ -1,11 +1,16 @@
-package nicrt
+package server
 
 import (
+	"encoding/binary"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/caller"
 
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"
@@ -43,7 +48,7 @@ func testKeys(t testing.TB) wire.KeyMap {
 // the hosts' own; and a cap of 10 ms unless the test sets one, which
 // also keeps the floor the reordering's delays raise within 2.5 ms
 // (spurious retransmissions cost a reply-cache hit here).
-func lossyLink(cfg ClientConfig) ClientConfig {
+func lossyLink(cfg caller.ClientConfig) caller.ClientConfig {
 	cfg.Timeout, cfg.MinTimeout = time.Millisecond, 200*time.Microsecond
 	if cfg.MaxTimeout == 0 {
 		cfg.MaxTimeout = 10 * time.Millisecond
@@ -54,13 +59,13 @@ func lossyLink(cfg ClientConfig) ClientConfig {
 // testNet is a NIC served on an in-memory network.
 type testNet struct {
 	net  *transport.Network
-	nic  *NIC
+	nic  *nicrt.NIC
 	srv  *Server
 	addr transport.Addr
 	keys wire.KeyMap
 }
 
-func newTestNet(t testing.TB, ncfg Config, scfg ServerConfig) *testNet {
+func newTestNet(t testing.TB, ncfg nicrt.Config, scfg ServerConfig) *testNet {
 	t.Helper()
 	tn := &testNet{net: transport.NewNetwork(transport.MemConfig{}), keys: testKeys(t)}
 	tn.nic = newNIC(t, ncfg)
@@ -84,7 +89,7 @@ func newTestNet(t testing.TB, ncfg Config, scfg ServerConfig) *testNet {
 }
 
 // client dials the server from a new endpoint, wrapped by wrap if not nil.
-func (tn *testNet) client(t testing.TB, cfg ClientConfig, wrap func(transport.Conn) transport.Conn) *Client {
+func (tn *testNet) client(t testing.TB, cfg caller.ClientConfig, wrap func(transport.Conn) transport.Conn) *caller.Client {
 	t.Helper()
 	conn, err := tn.net.Listen(transport.Addr{})
 	if err != nil {
@@ -103,7 +108,7 @@ func (tn *testNet) client(t testing.TB, cfg ClientConfig, wrap func(transport.Co
 	if cfg.Server == 0 {
 		cfg.Server = serverNode
 	}
-	cl, err := Dial(c, tn.addr, cfg)
+	cl, err := caller.Dial(c, tn.addr, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,6 +151,45 @@ func (d *dropConn) ReadBatch(ps []transport.Packet) (int, error) {
 // counter reads the first word of a region atomically: over UDP the race
 // detector sees no synchronisation between a verb's atomic add and the
 // reply the test received.
-func counter(r *Region) uint64 {
+func counter(r *nicrt.Region) uint64 {
 	return atomic.LoadUint64((*uint64)(unsafe.Pointer(&r.Bytes()[0])))
 }
+
+func newNIC(t testing.TB, cfg nicrt.Config) *nicrt.NIC {
+	t.Helper()
+	n, err := nicrt.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	return n
+}
+
+func install(t testing.TB, n *nicrt.NIC, tenant uint64, o *bytecode.Object) *nicrt.Program {
+	t.Helper()
+	p, err := n.Install(tenant, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func register(t testing.TB, n *nicrt.NIC, tenant uint64, name string, size uint64, opts nicrt.RegionOptions) *nicrt.Region {
+	t.Helper()
+	r, err := n.Register(tenant, name, size, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func id(t testing.TB, p *nicrt.Program, name string) uint32 {
+	t.Helper()
+	h, ok := p.HandlerID(name)
+	if !ok {
+		t.Fatalf("no handler %q", name)
+	}
+	return h
+}
+
+func u64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }

@@ -1,4 +1,4 @@
-package nicrt
+package caller
 
 import (
 	"context"
@@ -77,13 +77,17 @@ func (c ClientConfig) withDefaults() ClientConfig {
 var (
 	// ErrTimeout: no reply after ClientConfig.MaxTries tries. The request
 	// may or may not have run (its reply may be what was lost).
-	ErrTimeout = errors.New("nicrt: no reply (timeout)")
+	ErrTimeout = errors.New("caller: no reply (timeout)")
 	// ErrRejected matches a *RemoteError whose status is a rejection
 	// (Status.Rejected): the handler or verb did not run.
-	ErrRejected = errors.New("nicrt: request rejected")
-	// ErrFault matches a *RemoteError with StatusFault: the handler ran
-	// and faulted.
-	ErrFault = errors.New("nicrt: handler faulted")
+	ErrRejected = errors.New("caller: request rejected")
+	// ErrFault matches a *RemoteError with wire.RuntimeFault: the handler
+	// ran and faulted.
+	ErrFault = errors.New("caller: handler faulted")
+	// ErrClosed: the client was closed. It is the responder's closed
+	// status's sentinel too (wire.RuntimeClosed), so that one errors.Is
+	// covers a closed client and a closed node.
+	ErrClosed = wire.RuntimeClosed.Err()
 )
 
 // HandlerError is a handler's own error: it returned r0 = -Code. Pos is
@@ -96,21 +100,22 @@ type HandlerError struct {
 
 func (e *HandlerError) Error() string {
 	if e.Pos != "" {
-		return fmt.Sprintf("nicrt: handler error %d at %s", e.Code, e.Pos)
+		return fmt.Sprintf("caller: handler error %d at %s", e.Code, e.Pos)
 	}
-	return fmt.Sprintf("nicrt: handler error %d", e.Code)
+	return fmt.Sprintf("caller: handler error %d", e.Code)
 }
 
 // RemoteError is an error reply with a runtime status. errors.Is matches
 // ErrRejected for a rejection, ErrFault for a fault, and the status's own
-// sentinel (ErrWrongKey, ErrUnknownHandler, …).
+// sentinel (wire.RuntimeStatus.Err: nicrt.ErrWrongKey,
+// nicrt.ErrUnknownHandler, …).
 type RemoteError struct {
-	Status Status
+	Status wire.RuntimeStatus
 	Msg    string // the responder's text, if any
 }
 
 func (e *RemoteError) Error() string {
-	s := "nicrt: remote: " + e.Status.String()
+	s := "caller: remote: " + e.Status.String()
 	if e.Msg != "" {
 		s += ": " + e.Msg
 	}
@@ -122,7 +127,7 @@ func (e *RemoteError) Is(target error) bool {
 	case ErrRejected:
 		return e.Status.Rejected()
 	case ErrFault:
-		return e.Status == StatusFault
+		return e.Status == wire.RuntimeFault
 	}
 	err := e.Status.Err()
 	return err != nil && err == target
@@ -245,13 +250,13 @@ const (
 func Dial(conn transport.Conn, server transport.Addr, cfg ClientConfig) (*Client, error) {
 	cfg = cfg.withDefaults()
 	if cfg.MaxTries < 1 || cfg.MaxOutstanding < 1 || cfg.InitialCredits < 1 || cfg.Batch < 1 {
-		return nil, errors.New("nicrt: dial: MaxTries, MaxOutstanding, InitialCredits and Batch must be positive")
+		return nil, errors.New("caller: dial: MaxTries, MaxOutstanding, InitialCredits and Batch must be positive")
 	}
 	cfg.MaxOutstanding = min(cfg.MaxOutstanding, wire.WindowSize/2)
 	wcfg := wire.Config{Keys: cfg.Keys, MaxPayload: cfg.MaxPayload}
 	codec, err := wire.NewCodec(wcfg)
 	if err != nil {
-		return nil, fmt.Errorf("nicrt: dial: %w", err)
+		return nil, fmt.Errorf("caller: dial: %w", err)
 	}
 	retx, _ := wire.NewCodec(wcfg)
 	c := &Client{
@@ -318,7 +323,7 @@ func (c *Client) Call(ctx context.Context, tenant, handler uint32, payload []byt
 // ErrNoCredits is what Go returns when no call may start now: the
 // responder's credits (or MaxOutstanding) are used, or a call still being
 // retried keeps newer ids from running WindowSize/2 ahead of it.
-var ErrNoCredits = errors.New("nicrt: no credits for another call")
+var ErrNoCredits = errors.New("caller: no credits for another call")
 
 // Go starts a call without waiting for it: done receives the reply (valid
 // only during done) or the error, exactly once, on the client's receiving
@@ -339,37 +344,37 @@ func (c *Client) Go(tenant, handler uint32, payload []byte, done func(reply []by
 }
 
 // Read reads n bytes at off of the region ref (the READ verb).
-func (c *Client) Read(ctx context.Context, tenant uint32, ref RegionRef, off uint64, n uint32) ([]byte, error) {
+func (c *Client) Read(ctx context.Context, tenant uint32, ref wire.RegionRef, off uint64, n uint32) ([]byte, error) {
 	cl := c.calls.Get().(*call)
 	cl.scratch = wire.AppendRead(cl.scratch[:0], ref, off, n)
-	return c.do(ctx, cl, tenant, HandlerRead, cl.scratch, nil)
+	return c.do(ctx, cl, tenant, wire.HandlerRead, cl.scratch, nil)
 }
 
 // Write writes data at off of the region ref (the WRITE verb).
-func (c *Client) Write(ctx context.Context, tenant uint32, ref RegionRef, off uint64, data []byte) error {
+func (c *Client) Write(ctx context.Context, tenant uint32, ref wire.RegionRef, off uint64, data []byte) error {
 	cl := c.calls.Get().(*call)
 	cl.scratch = wire.AppendWrite(cl.scratch[:0], ref, off, data)
 	var out [8]byte
-	_, err := c.do(ctx, cl, tenant, HandlerWrite, cl.scratch, out[:0])
+	_, err := c.do(ctx, cl, tenant, wire.HandlerWrite, cl.scratch, out[:0])
 	return err
 }
 
 // CompareAndSwap sets the 8 bytes at off of the region ref to desired if
 // they hold expected (the CAS verb). It returns the value they held.
-func (c *Client) CompareAndSwap(ctx context.Context, tenant uint32, ref RegionRef, off, expected, desired uint64) (old uint64, swapped bool, err error) {
+func (c *Client) CompareAndSwap(ctx context.Context, tenant uint32, ref wire.RegionRef, off, expected, desired uint64) (old uint64, swapped bool, err error) {
 	cl := c.calls.Get().(*call)
 	cl.scratch = wire.AppendCAS(cl.scratch[:0], ref, off, expected, desired)
-	old, err = c.word(ctx, cl, tenant, HandlerCAS)
+	old, err = c.word(ctx, cl, tenant, wire.HandlerCAS)
 	return old, err == nil && old == expected, err
 }
 
 // FetchAdd adds delta to the 8 bytes at off of the region ref and returns
 // their old value (the FETCH-ADD verb). A retransmitted FETCH-ADD adds
 // once: the responder answers a duplicate from its reply cache.
-func (c *Client) FetchAdd(ctx context.Context, tenant uint32, ref RegionRef, off, delta uint64) (uint64, error) {
+func (c *Client) FetchAdd(ctx context.Context, tenant uint32, ref wire.RegionRef, off, delta uint64) (uint64, error) {
 	cl := c.calls.Get().(*call)
 	cl.scratch = wire.AppendFetchAdd(cl.scratch[:0], ref, off, delta)
-	return c.word(ctx, cl, tenant, HandlerFetchAdd)
+	return c.word(ctx, cl, tenant, wire.HandlerFetchAdd)
 }
 
 // word runs a verb whose reply is one 8-byte word.
@@ -380,7 +385,7 @@ func (c *Client) word(ctx context.Context, cl *call, tenant, handler uint32) (ui
 		return 0, err
 	}
 	if len(r) != 8 {
-		return 0, fmt.Errorf("nicrt: %d-byte reply to a verb that returns 8", len(r))
+		return 0, fmt.Errorf("caller: %d-byte reply to a verb that returns 8", len(r))
 	}
 	return binary.LittleEndian.Uint64(r), nil
 }
@@ -420,10 +425,10 @@ func (c *Client) doType(ctx context.Context, cl *call, typ wire.Type, tenant, ha
 // cl pending under a new id and sends its first try.
 func (c *Client) start(ctx context.Context, cl *call, typ wire.Type, tenant, handler uint32, payload []byte) error {
 	if len(payload) > c.codec.MaxPayload() {
-		return fmt.Errorf("nicrt: call: %d-byte payload, the limit is %d", len(payload), c.codec.MaxPayload())
+		return fmt.Errorf("caller: call: %d-byte payload, the limit is %d", len(payload), c.codec.MaxPayload())
 	}
 	if c.cfg.Keys.Key(tenant) == nil {
-		return fmt.Errorf("nicrt: call: no key for tenant %d: %w", tenant, wire.ErrUnknownTenant)
+		return fmt.Errorf("caller: call: no key for tenant %d: %w", tenant, wire.ErrUnknownTenant)
 	}
 	cl.req = append(cl.req[:0], payload...)
 	cl.err, cl.typ, cl.status = nil, 0, 0
@@ -452,9 +457,9 @@ func (c *Client) result(cl *call, out []byte) ([]byte, error) {
 // remoteError is the error of an error reply.
 func remoteError(status wire.Status, text []byte) error {
 	if k, ok := status.Runtime(); ok {
-		st := Status(255) // not a status this runtime knows
-		if k < uint32(NumStatus) {
-			st = Status(k)
+		st := wire.RuntimeStatus(255) // not a status this runtime knows
+		if k < uint32(wire.NumRuntimeStatus) {
+			st = wire.RuntimeStatus(k)
 		}
 		return &RemoteError{Status: st, Msg: string(text)}
 	}

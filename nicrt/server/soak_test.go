@@ -1,4 +1,4 @@
-package nicrt
+package server
 
 import (
 	"context"
@@ -9,6 +9,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/naam-project/naam/internal/testing/testprog"
+	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/caller"
 
 	"github.com/naam-project/naam/nicrt/transport"
 )
@@ -23,14 +27,14 @@ func TestNetReadersSoak(t *testing.T) {
 	if secs <= 0 {
 		t.Skip("NAAM_SOAK_SECONDS not set")
 	}
-	n, srv, keys := udpServer(t, Config{}, 1, transport.UDPConfig{})
-	p := install(t, n, tenantA, object(t, nil, src{"null", nullAsm}))
+	n, srv, keys := udpServer(t, nicrt.Config{}, 1, transport.UDPConfig{})
+	p := install(t, n, tenantA, testprog.Object(t, nil, testprog.Src{Name: "null", Asm: testprog.NullAsm}))
 	null := id(t, p, "null")
 	var timeouts, calls atomic.Int64
 	stop := time.Now().Add(time.Duration(secs) * time.Second)
 	var wg sync.WaitGroup
 	for c := range 3 {
-		cl := udpClient(t, srv, keys, ClientConfig{Node: uint32(c + 1), MinTimeout: 20 * time.Microsecond}, transport.UDPConfig{}, nil)
+		cl := udpClient(t, srv, keys, caller.ClientConfig{Node: uint32(c + 1), MinTimeout: 20 * time.Microsecond}, transport.UDPConfig{}, nil)
 		for g := range 1 + c {
 			wg.Go(func() {
 				req := make([]byte, 64)
@@ -47,7 +51,7 @@ func TestNetReadersSoak(t *testing.T) {
 						_, err = cl.Call(context.Background(), tenantA, null, req)
 					}
 					calls.Add(1)
-					if errors.Is(err, ErrTimeout) {
+					if errors.Is(err, caller.ErrTimeout) {
 						timeouts.Add(1)
 						t.Logf("client %d g %d timeout; stats %+v", c, g, cl.Stats())
 					} else if err != nil {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package nicrt
+package server
 
 import (
 	"syscall"

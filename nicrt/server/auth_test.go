@@ -1,4 +1,4 @@
-package nicrt
+package server
 
 import (
 	"bytes"
@@ -6,6 +6,9 @@ import (
 	netaddr "net/netip"
 	"testing"
 	"time"
+
+	"github.com/naam-project/naam/internal/testing/testprog"
+	"github.com/naam-project/naam/nicrt"
 
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"
@@ -70,12 +73,12 @@ func seal(t *testing.T, keys wire.Keys, h wire.Header, payload []byte) []byte {
 // TestNetAuth: forged, altered, misdirected and replayed packets are
 // dropped and counted, and never run.
 func TestNetAuth(t *testing.T) {
-	tn := newTestNet(t, Config{}, ServerConfig{})
-	reg := register(t, tn.nic, tenantA, "c", 8, RegionOptions{Writable: true})
+	tn := newTestNet(t, nicrt.Config{}, ServerConfig{})
+	reg := register(t, tn.nic, tenantA, "c", 8, nicrt.RegionOptions{Writable: true})
 	p := tn.raw(t)
 	fetchAdd := wire.AppendFetchAdd(nil, reg.Ref(), 0, 1)
 	req := func(id uint64) wire.Header {
-		return wire.Header{Type: wire.TypeRequest, Tenant: tenantA, Handler: HandlerFetchAdd, RequestID: id, Src: 5, Dst: serverNode}
+		return wire.Header{Type: wire.TypeRequest, Tenant: tenantA, Handler: nicrt.HandlerFetchAdd, RequestID: id, Src: 5, Dst: serverNode}
 	}
 	good := seal(t, tn.keys, req(1000), fetchAdd)
 
@@ -127,7 +130,7 @@ func TestNetAuth(t *testing.T) {
 // TestNetMalformed: datagrams that do not parse are dropped and counted by
 // field; the server answers the next good request.
 func TestNetMalformed(t *testing.T) {
-	tn := newTestNet(t, Config{}, ServerConfig{})
+	tn := newTestNet(t, nicrt.Config{}, ServerConfig{})
 	p := tn.raw(t)
 	good := seal(t, tn.keys, wire.Header{Type: wire.TypeRequest, Tenant: tenantA, Handler: 9999, RequestID: 1, Src: 5, Dst: serverNode}, []byte("xyz"))
 	mut := func(f func(b []byte) []byte) []byte { return f(bytes.Clone(good)) }
@@ -166,7 +169,7 @@ func TestNetMalformed(t *testing.T) {
 		t.Fatal(err)
 	}
 	pkt, err := rep.Decode(got[0])
-	if err != nil || pkt.Type != wire.TypeErrorReply || pkt.Status != wire.StatusRuntime+wire.Status(StatusUnknownHandler) ||
+	if err != nil || pkt.Type != wire.TypeErrorReply || pkt.Status != wire.StatusRuntime+wire.Status(nicrt.StatusUnknownHandler) ||
 		pkt.RequestID != 1 || pkt.Dst != 5 || pkt.Src != serverNode || pkt.Credits == 0 {
 		t.Fatalf("reply %v %v", &pkt.Header, err)
 	}
@@ -185,8 +188,8 @@ func TestNetMalformed(t *testing.T) {
 func FuzzServe(f *testing.F) {
 	keys := testKeys(f)
 	tn := newFuzzServer(f, keys)
-	reg := register(f, tn.nic, tenantA, "c", 64, RegionOptions{Writable: true})
-	p := install(f, tn.nic, tenantA, object(f, nil, src{"null", nullAsm}, src{"err", errAsm}))
+	reg := register(f, tn.nic, tenantA, "c", 64, nicrt.RegionOptions{Writable: true})
+	p := install(f, tn.nic, tenantA, testprog.Object(f, nil, testprog.Src{Name: "null", Asm: testprog.NullAsm}, testprog.Src{Name: "err", Asm: testprog.ErrAsm}))
 	c, _ := wire.NewCodec(wire.Config{Keys: keys})
 	add := func(h wire.Header, payload []byte) {
 		b, err := c.Encode(nil, &h, payload)
@@ -200,7 +203,7 @@ func FuzzServe(f *testing.F) {
 		wire.AppendFetchAdd(nil, reg.Ref(), 0, 1), wire.AppendRead(nil, reg.Ref(), 0, 64), wire.AppendWrite(nil, reg.Ref(), 0, []byte("x")),
 		wire.AppendCAS(nil, reg.Ref(), 8, 0, 1), nil, []byte("short"),
 	} {
-		for _, h := range []uint32{HandlerRead, HandlerWrite, HandlerCAS, HandlerFetchAdd, id(f, p, "null"), id(f, p, "err"), 0, 777} {
+		for _, h := range []uint32{nicrt.HandlerRead, nicrt.HandlerWrite, nicrt.HandlerCAS, nicrt.HandlerFetchAdd, id(f, p, "null"), id(f, p, "err"), 0, 777} {
 			r := req
 			r.Handler, r.RequestID = h, uint64(i*100)+uint64(h)
 			add(r, payload)
@@ -240,7 +243,7 @@ func FuzzServe(f *testing.F) {
 
 // fuzzServer is a server whose rx queue the test drives by hand.
 type fuzzServer struct {
-	nic *NIC
+	nic *nicrt.NIC
 	srv *Server
 	q   *rxQueue
 }
@@ -251,7 +254,7 @@ func newFuzzServer(t testing.TB, keys wire.Keys) *fuzzServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := newNIC(t, Config{})
+	n := newNIC(t, nicrt.Config{})
 	s, err := newServer(n, []transport.Conn{conn}, ServerConfig{Node: serverNode, Keys: keys, Batch: 1, MaxRegisterBytes: 4096})
 	if err != nil {
 		t.Fatal(err)
@@ -274,11 +277,11 @@ func (f *fuzzServer) feed(b []byte) {
 func FuzzServeSealed(f *testing.F) {
 	keys := testKeys(f)
 	tn := newFuzzServer(f, keys)
-	reg := register(f, tn.nic, tenantA, "c", 64, RegionOptions{Writable: true})
-	p := install(f, tn.nic, tenantA, object(f, nil, src{"null", nullAsm}, src{"err", errAsm}))
+	reg := register(f, tn.nic, tenantA, "c", 64, nicrt.RegionOptions{Writable: true})
+	p := install(f, tn.nic, tenantA, testprog.Object(f, nil, testprog.Src{Name: "null", Asm: testprog.NullAsm}, testprog.Src{Name: "err", Asm: testprog.ErrAsm}))
 	c, _ := wire.NewCodec(wire.Config{Keys: keys})
 	reqType, ctlType := uint8(wire.TypeRequest), uint8(wire.TypeControl)
-	f.Add(reqType, uint16(0), uint32(tenantA), HandlerFetchAdd, uint64(1), uint32(5), wire.AppendFetchAdd(nil, reg.Ref(), 0, 1))
+	f.Add(reqType, uint16(0), uint32(tenantA), nicrt.HandlerFetchAdd, uint64(1), uint32(5), wire.AppendFetchAdd(nil, reg.Ref(), 0, 1))
 	f.Add(reqType, uint16(1), uint32(tenantB), id(f, p, "null"), uint64(2), uint32(5), []byte{})
 	f.Add(reqType, uint16(0), uint32(tenantA), id(f, p, "err"), uint64(3), uint32(6), []byte("x"))
 	f.Add(reqType, uint16(wire.FlagProgram|wire.FlagOneWay), uint32(tenantA), uint32(0), uint64(4), uint32(6), wire.AppendRoute(nil, &wire.Route{HasProgram: true, Program: p.Digest}))

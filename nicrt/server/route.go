@@ -1,9 +1,11 @@
-package nicrt
+package server
 
 import (
 	"errors"
 	"fmt"
 	"maps"
+
+	"github.com/naam-project/naam/nicrt"
 
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"
@@ -13,14 +15,14 @@ import (
 // (the helpers return -1; the server counts them) when the server has no
 // address for the node (SetPeer, ServerConfig.Peers), or the id does not
 // fit 32 bits.
-var ErrUnknownNode = errors.New("nicrt: no address for the node")
+var ErrUnknownNode = errors.New("server: no address for the node")
 
 // SetPeer makes node reachable at addr for what handlers send and
 // forward, replacing any address it had. Safe for concurrent use; the
 // host library feeds it from its membership.
 func (s *Server) SetPeer(node uint32, addr transport.Addr) error {
 	if !addr.IsValid() {
-		return fmt.Errorf("nicrt: set peer %d: invalid address %v", node, addr)
+		return fmt.Errorf("server: set peer %d: invalid address %v", node, addr)
 	}
 	s.editBook(func(m map[uint32]transport.Addr) { m[node] = addr })
 	return nil
@@ -134,6 +136,17 @@ func (q *rxQueue) forwardedTo(key peerKey, id uint64) (transport.Addr, bool) {
 	return route.ReplyTo, true
 }
 
+// resolveProgram maps a program-relative handler (the object's id) to the
+// node-wide id; 0 (no handler) when the program or handler is unknown.
+func (s *Server) resolveProgram(tenant, digest uint64, objectID uint32) uint32 {
+	p, ok := s.nic.ProgramByDigest(tenant, digest)
+	if !ok {
+		return 0
+	}
+	id, _ := p.ResolveLocal(objectID)
+	return id
+}
+
 // resolve maps a node id as a handler passed it to an address.
 func (s *Server) resolve(node uint64) (uint32, transport.Addr, error) {
 	if node > 1<<32-1 {
@@ -163,7 +176,7 @@ func (s *Server) seal(tx *transport.TxQueue, h *wire.Header, route *wire.Route, 
 // handler): a one-way, program-relative request to handler (the id in the
 // sender's object) of the same program on node. At most once, and it may
 // be lost: nothing retransmits it and nothing answers it.
-func (in *inflight) Send(from Origin, node uint64, handler uint32, payload []byte) error {
+func (in *inflight) Send(from nicrt.Origin, node uint64, handler uint32, payload []byte) error {
 	s := in.s
 	err := s.sendErr(from, node, handler, payload)
 	if err != nil {
@@ -177,13 +190,13 @@ func (in *inflight) Send(from Origin, node uint64, handler uint32, payload []byt
 	return nil
 }
 
-func (s *Server) sendErr(from Origin, node uint64, handler uint32, payload []byte) error {
+func (s *Server) sendErr(from nicrt.Origin, node uint64, handler uint32, payload []byte) error {
 	dst, to, err := s.resolve(node)
 	if err != nil {
 		return err
 	}
 	if from.Program == nil || from.Tenant > 1<<32-1 {
-		return fmt.Errorf("nicrt: send: tenant %d or program cannot travel", from.Tenant)
+		return fmt.Errorf("server: send: tenant %d or program cannot travel", from.Tenant)
 	}
 	route := wire.Route{HasProgram: true, Program: from.Program.Digest}
 	h := wire.Header{
@@ -194,7 +207,7 @@ func (s *Server) sendErr(from Origin, node uint64, handler uint32, payload []byt
 	tx := s.queues[0].tx
 	b, err := s.seal(tx, &h, &route, payload)
 	if err != nil {
-		return fmt.Errorf("nicrt: send: %w", err)
+		return fmt.Errorf("server: send: %w", err)
 	}
 	tx.Push(to, b)
 	return nil
@@ -204,7 +217,7 @@ func (s *Server) sendErr(from Origin, node uint64, handler uint32, payload []byt
 // handler (the id in the object) of the same program on node, keeping its
 // tenant, source node and request id, with the original caller's reply
 // address; Done sends it and keeps it for the caller's retransmissions.
-func (in *inflight) Forward(from Origin, req *Message, node uint64, handler uint32) error {
+func (in *inflight) Forward(from nicrt.Origin, req *nicrt.Message, node uint64, handler uint32) error {
 	s := in.s
 	err := s.forwardErr(in, from, req, node, handler)
 	if err != nil {
@@ -218,12 +231,12 @@ func (in *inflight) Forward(from Origin, req *Message, node uint64, handler uint
 	return nil
 }
 
-func (s *Server) forwardErr(in *inflight, from Origin, req *Message, node uint64, handler uint32) error {
+func (s *Server) forwardErr(in *inflight, from nicrt.Origin, req *nicrt.Message, node uint64, handler uint32) error {
 	if in.oneway {
-		return errors.New("nicrt: forward: a one-way message has no caller to answer")
+		return errors.New("server: forward: a one-way message has no caller to answer")
 	}
 	if in.hdr.Type != wire.TypeRequest || from.Program == nil {
-		return errors.New("nicrt: forward: not a handler's request")
+		return errors.New("server: forward: not a handler's request")
 	}
 	dst, to, err := s.resolve(node)
 	if err != nil {
@@ -239,7 +252,7 @@ func (s *Server) forwardErr(in *inflight, from Origin, req *Message, node uint64
 	}
 	b, err := s.seal(in.q.tx, &h, &route, req.Payload)
 	if err != nil {
-		return fmt.Errorf("nicrt: forward: %w", err)
+		return fmt.Errorf("server: forward: %w", err)
 	}
 	in.fwd, in.fwdTo = b, to
 	return nil

@@ -1,4 +1,4 @@
-package nicrt
+package server
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/caller"
 
 	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/lang"
@@ -15,10 +18,10 @@ import (
 // (of several) and link the object's region to the one named; a binding
 // the node refuses names both sides.
 func TestNetInstallBinds(t *testing.T) {
-	tn := newTestNet(t, Config{}, ServerConfig{})
-	cl := tn.client(t, ClientConfig{MaxPayload: 256}, nil)
+	tn := newTestNet(t, nicrt.Config{}, ServerConfig{})
+	cl := tn.client(t, caller.ClientConfig{MaxPayload: 256}, nil)
 	ctx := context.Background()
-	ref, err := cl.Register(ctx, tenantA, "cells_b", 4*8, RegionOptions{Writable: true})
+	ref, err := cl.Register(ctx, tenantA, "cells_b", 4*8, nicrt.RegionOptions{Writable: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,14 +33,14 @@ func TestNetInstallBinds(t *testing.T) {
 	if file, _ := obj.Marshal(); len(file) <= 256 {
 		t.Fatalf("the object has %d bytes: one chunk, the test wants several", len(file))
 	}
-	if _, err := cl.Install(ctx, tenantA, obj); !errors.Is(err, ErrControlFailed) || !strings.Contains(err.Error(), `regions[0] "cells" (tenant`) {
+	if _, err := cl.Install(ctx, tenantA, obj); !errors.Is(err, nicrt.ErrControlFailed) || !strings.Contains(err.Error(), `regions[0] "cells" (tenant`) {
 		t.Errorf("unbound install: %v", err)
 	}
-	_, err = cl.InstallWith(ctx, tenantA, obj, InstallOptions{Regions: map[string]string{"cells": "nope"}})
-	if !errors.Is(err, ErrControlFailed) || !strings.Contains(err.Error(), `regions[0] "cells" (bound to "nope")`) {
+	_, err = cl.InstallWith(ctx, tenantA, obj, nicrt.InstallOptions{Regions: map[string]string{"cells": "nope"}})
+	if !errors.Is(err, nicrt.ErrControlFailed) || !strings.Contains(err.Error(), `regions[0] "cells" (bound to "nope")`) {
 		t.Errorf("bound to a missing region: %v", err)
 	}
-	inst, err := cl.InstallWith(ctx, tenantA, obj, InstallOptions{Regions: map[string]string{"cells": "cells_b"}})
+	inst, err := cl.InstallWith(ctx, tenantA, obj, nicrt.InstallOptions{Regions: map[string]string{"cells": "cells_b"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +56,7 @@ func TestNetInstallBinds(t *testing.T) {
 	for i := range 40 {
 		big["counters"+strings.Repeat("x", i)] = strings.Repeat("y", 20)
 	}
-	if _, err := cl.InstallWith(ctx, tenantA, obj, InstallOptions{Regions: big}); err == nil || !strings.Contains(err.Error(), "do not fit a packet") {
+	if _, err := cl.InstallWith(ctx, tenantA, obj, nicrt.InstallOptions{Regions: big}); err == nil || !strings.Contains(err.Error(), "do not fit a packet") {
 		t.Errorf("oversized bindings: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package nicrt
+package caller
 
 import (
 	"context"
@@ -15,17 +15,17 @@ import (
 
 // Register registers a region of size bytes named name for tenant on the
 // responder and returns what verbs and peers need to reach it.
-func (c *Client) Register(ctx context.Context, tenant uint32, name string, size uint64, opts RegionOptions) (RegionRef, error) {
+func (c *Client) Register(ctx context.Context, tenant uint32, name string, size uint64, opts wire.RegionOptions) (wire.RegionRef, error) {
 	var r wire.RegisterReply
-	err := c.control(ctx, tenant, &wire.Register{Name: name, Size: size, Writable: opts.Writable, Placement: opts.Placement()}, &r)
-	return RegionRef{ID: r.Region, Key: r.Key}, err
+	err := c.Control(ctx, tenant, &wire.Register{Name: name, Size: size, Writable: opts.Writable, Placement: opts.Placement()}, &r)
+	return wire.RegionRef{ID: r.Region, Key: r.Key}, err
 }
 
-// Unregister removes tenant's region (its id, RegionRef.ID) from the
+// Unregister removes tenant's region (its id, wire.RegionRef.ID) from the
 // responder, as its host would: refused (ErrControlFailed, with the
 // reason) while an installed program links it.
 func (c *Client) Unregister(ctx context.Context, tenant uint32, region uint32) error {
-	return c.control(ctx, tenant, &wire.Unregister{Region: uint64(region)}, nil)
+	return c.Control(ctx, tenant, &wire.Unregister{Region: uint64(region)}, nil)
 }
 
 // Installed is a program the responder installed.
@@ -37,9 +37,9 @@ type Installed struct {
 // uploads numbers a process's object uploads.
 var uploads atomic.Uint64
 
-// Install is InstallWith with the zero InstallOptions.
+// Install is InstallWith with the zero wire.InstallOptions.
 func (c *Client) Install(ctx context.Context, tenant uint32, obj *bytecode.Object) (Installed, error) {
-	return c.InstallWith(ctx, tenant, obj, InstallOptions{})
+	return c.InstallWith(ctx, tenant, obj, wire.InstallOptions{})
 }
 
 // InstallWith uploads obj to the responder for tenant, in chunks that fit
@@ -47,13 +47,13 @@ func (c *Client) Install(ctx context.Context, tenant uint32, obj *bytecode.Objec
 // bindings in the first. The responder verifies it (nothing of the sender
 // is trusted) and links its regions; a refusal is a *RemoteError matching
 // ErrControlFailed whose text says why.
-func (c *Client) InstallWith(ctx context.Context, tenant uint32, obj *bytecode.Object, opts InstallOptions) (Installed, error) {
+func (c *Client) InstallWith(ctx context.Context, tenant uint32, obj *bytecode.Object, opts wire.InstallOptions) (Installed, error) {
 	file, err := obj.Marshal()
 	if err != nil {
 		return Installed{}, err
 	}
 	if len(file) > wire.MaxInstallSize {
-		return Installed{}, fmt.Errorf("nicrt: install: the object file has %d bytes, the most is %d", len(file), wire.MaxInstallSize)
+		return Installed{}, fmt.Errorf("caller: install: the object file has %d bytes, the most is %d", len(file), wire.MaxInstallSize)
 	}
 	bindings := opts.Bindings()
 	// Room for the body's keys and integers beside the data, and in the
@@ -63,10 +63,10 @@ func (c *Client) InstallWith(ctx context.Context, tenant uint32, obj *bytecode.O
 	if len(bindings) > 0 {
 		room, err := wire.AppendControl(nil, &wire.Install{Total: 1, Data: []byte{0}, Regions: bindings})
 		if err != nil {
-			return Installed{}, fmt.Errorf("nicrt: install: %w", err)
+			return Installed{}, fmt.Errorf("caller: install: %w", err)
 		}
 		if first -= len(room); first < 1 {
-			return Installed{}, fmt.Errorf("nicrt: install: %d region bindings do not fit a packet", len(bindings))
+			return Installed{}, fmt.Errorf("caller: install: %d region bindings do not fit a packet", len(bindings))
 		}
 	}
 	id := uploads.Add(1) ^ c.cfg.FirstID
@@ -77,12 +77,12 @@ func (c *Client) InstallWith(ctx context.Context, tenant uint32, obj *bytecode.O
 		if off == 0 {
 			m.Regions = bindings
 		}
-		if err := c.control(ctx, tenant, m, &r); err != nil {
+		if err := c.Control(ctx, tenant, m, &r); err != nil {
 			return Installed{}, err
 		}
 	}
 	if r.Program == 0 {
-		return Installed{}, fmt.Errorf("nicrt: install: the responder holds %d of %d bytes and installed nothing", r.Received, len(file))
+		return Installed{}, fmt.Errorf("caller: install: the responder holds %d of %d bytes and installed nothing", r.Received, len(file))
 	}
 	return Installed{Program: r.Program, Handlers: r.Handlers}, nil
 }
@@ -90,7 +90,7 @@ func (c *Client) InstallWith(ctx context.Context, tenant uint32, obj *bytecode.O
 // Uninstall removes tenant's program from the responder once its requests
 // in flight are done.
 func (c *Client) Uninstall(ctx context.Context, tenant uint32, program uint64) error {
-	return c.control(ctx, tenant, &wire.Uninstall{Program: program}, nil)
+	return c.Control(ctx, tenant, &wire.Uninstall{Program: program}, nil)
 }
 
 // maxStatsPages bounds the pages NodeStats asks for, so that a responder
@@ -106,11 +106,11 @@ func (c *Client) NodeStats(ctx context.Context, tenant uint32, prefix string) ([
 	after := ""
 	for range maxStatsPages {
 		var r wire.StatsReply
-		if err := c.control(ctx, tenant, &wire.StatsRequest{Prefix: prefix, After: after}, &r); err != nil {
+		if err := c.Control(ctx, tenant, &wire.StatsRequest{Prefix: prefix, After: after}, &r); err != nil {
 			return nil, err
 		}
 		if len(r.Counters) > 0 && r.Counters[0].Name <= after {
-			return nil, fmt.Errorf("nicrt: stats: page after %q starts at %q", after, r.Counters[0].Name)
+			return nil, fmt.Errorf("caller: stats: page after %q starts at %q", after, r.Counters[0].Name)
 		}
 		out = append(out, r.Counters...)
 		if !r.More {
@@ -118,28 +118,36 @@ func (c *Client) NodeStats(ctx context.Context, tenant uint32, prefix string) ([
 		}
 		after = r.Counters[len(r.Counters)-1].Name
 	}
-	return nil, fmt.Errorf("nicrt: stats: more than %d pages", maxStatsPages)
+	return nil, fmt.Errorf("caller: stats: more than %d pages", maxStatsPages)
 }
 
-// control sends one control body and decodes the reply body into reply
-// (nil: the reply is empty).
-func (c *Client) control(ctx context.Context, tenant uint32, req, reply wire.Control) error {
+// Control runs one control op as tenant: it sends req's body and
+// decodes the reply body into reply (nil: the reply must be empty). The
+// ops above (Register, InstallWith, …) are made of it.
+func (c *Client) Control(ctx context.Context, tenant uint32, req, reply wire.Control) error {
 	body, err := wire.AppendControl(nil, req)
 	if err != nil {
 		return err
 	}
-	cl := c.calls.Get().(*call)
-	out, err := c.doType(ctx, cl, wire.TypeControl, tenant, uint32(req.Op()), body, nil)
+	out, err := c.ControlBody(ctx, tenant, req.Op(), body)
 	if err != nil {
 		return err
 	}
 	if reply == nil {
 		if len(out) != 0 {
-			return fmt.Errorf("nicrt: %v: %d-byte reply, want none", req.Op(), len(out))
+			return fmt.Errorf("caller: %v: %d-byte reply, want none", req.Op(), len(out))
 		}
 		return nil
 	}
 	return wire.UnmarshalControl(out, reply)
+}
+
+// ControlBody sends body, as it is, as a control packet of op and returns
+// the reply body: Control without the encoding, for tools and tests that
+// probe what a responder does with a body it must refuse.
+func (c *Client) ControlBody(ctx context.Context, tenant uint32, op wire.Op, body []byte) ([]byte, error) {
+	cl := c.calls.Get().(*call)
+	return c.doType(ctx, cl, wire.TypeControl, tenant, uint32(op), body, nil)
 }
 
 // Description is a node's answer to describe, all pages joined: its id,
@@ -159,11 +167,11 @@ func (c *Client) Describe(ctx context.Context, tenant uint32) (Description, erro
 	cursor := uint64(0)
 	for {
 		var r wire.DescribeReply
-		if err := c.control(ctx, tenant, &wire.DescribeRequest{Cursor: cursor}, &r); err != nil {
+		if err := c.Control(ctx, tenant, &wire.DescribeRequest{Cursor: cursor}, &r); err != nil {
 			return Description{}, err
 		}
 		if cursor > 0 && r.Node != d.Node {
-			return Description{}, fmt.Errorf("nicrt: describe: page at %d came from node %d, the first from %d", cursor, r.Node, d.Node)
+			return Description{}, fmt.Errorf("caller: describe: page at %d came from node %d, the first from %d", cursor, r.Node, d.Node)
 		}
 		d.Node = r.Node
 		d.Programs = append(d.Programs, r.Programs...)
@@ -172,7 +180,7 @@ func (c *Client) Describe(ctx context.Context, tenant uint32) (Description, erro
 			return d, nil
 		}
 		if r.Next <= cursor {
-			return Description{}, fmt.Errorf("nicrt: describe: next page %d does not follow %d", r.Next, cursor)
+			return Description{}, fmt.Errorf("caller: describe: next page %d does not follow %d", r.Next, cursor)
 		}
 		cursor = r.Next
 	}

@@ -1,10 +1,12 @@
-package nicrt
+package server
 
 import (
 	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/naam-project/naam/nicrt"
 
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"
@@ -22,7 +24,7 @@ const (
 // (countActiveOnce), so that none ends between its steps.
 func manualServer(t testing.TB, scfg ServerConfig) *testNet {
 	t.Helper()
-	tn := &testNet{net: transport.NewNetwork(transport.MemConfig{}), keys: testKeys(t), nic: newNIC(t, Config{})}
+	tn := &testNet{net: transport.NewNetwork(transport.MemConfig{}), keys: testKeys(t), nic: newNIC(t, nicrt.Config{})}
 	conn, err := tn.net.Listen(transport.Addr{})
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +62,7 @@ func newPeerFlood(t testing.TB, tn *testNet) *peerFlood {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := register(t, tn.nic, tenantA, "flood", 64, RegionOptions{})
+	reg := register(t, tn.nic, tenantA, "flood", 64, nicrt.RegionOptions{})
 	f := &peerFlood{tn: tn, conn: conn, codec: codec, req: wire.AppendRead(nil, reg.Ref(), 0, 8)}
 	done := make(chan struct{})
 	go func() { // read the replies, so that the sender's queue never fills
@@ -116,7 +118,7 @@ func (f *peerFlood) sendIDs(t testing.TB, first, n uint32, period uint32, ids in
 			srv.countActiveOnce()
 		}
 		for id := range uint64(ids) {
-			h := wire.Header{Type: wire.TypeRequest, Tenant: tenantA, Handler: HandlerRead, RequestID: 1000 + id, Src: first + i, Dst: serverNode}
+			h := wire.Header{Type: wire.TypeRequest, Tenant: tenantA, Handler: nicrt.HandlerRead, RequestID: 1000 + id, Src: first + i, Dst: serverNode}
 			b, err := f.codec.Encode(nil, &h, f.req)
 			if err != nil {
 				t.Fatal(err)
@@ -229,11 +231,11 @@ func BenchmarkPeerMemory(b *testing.B) {
 func TestNetReplyCacheBytes(t *testing.T) {
 	const reply = 1000 + wire.HeaderSize // a READ of 1000 bytes
 	tn := manualServer(t, ServerConfig{MaxTenantReplyCacheBytes: 10 * reply, MaxReplyCacheBytes: 15 * reply, MaxPeers: 2})
-	regA := register(t, tn.nic, tenantA, "r", 1000, RegionOptions{})
-	regB := register(t, tn.nic, tenantB, "r", 1000, RegionOptions{})
+	regA := register(t, tn.nic, tenantA, "r", 1000, nicrt.RegionOptions{})
+	regB := register(t, tn.nic, tenantB, "r", 1000, nicrt.RegionOptions{})
 	p := tn.raw(t)
-	read := func(tenant uint32, ref RegionRef, src uint32, id uint64) []byte {
-		return seal(t, tn.keys, wire.Header{Type: wire.TypeRequest, Tenant: tenant, Handler: HandlerRead, RequestID: id, Src: src, Dst: serverNode},
+	read := func(tenant uint32, ref nicrt.RegionRef, src uint32, id uint64) []byte {
+		return seal(t, tn.keys, wire.Header{Type: wire.TypeRequest, Tenant: tenant, Handler: nicrt.HandlerRead, RequestID: id, Src: src, Dst: serverNode},
 			wire.AppendRead(nil, ref, 0, 1000))
 	}
 	ps := []transport.Packet{{Buf: make([]byte, 2048)}}

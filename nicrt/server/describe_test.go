@@ -1,10 +1,13 @@
-package nicrt
+package server
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/caller"
 
 	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/lang"
@@ -17,13 +20,13 @@ import (
 // several pages; another tenant sees none of it; any other op sent to
 // dst 0 is dropped.
 func TestNetDescribe(t *testing.T) {
-	tn := newTestNet(t, Config{}, ServerConfig{})
+	tn := newTestNet(t, nicrt.Config{}, ServerConfig{})
 	ctx := context.Background()
 	conn, err := tn.net.Listen(transport.Addr{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	anon, err := Dial(conn, tn.addr, ClientConfig{Node: 5, Keys: tn.keys, MaxTries: 2})
+	anon, err := caller.Dial(conn, tn.addr, caller.ClientConfig{Node: 5, Keys: tn.keys, MaxTries: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,13 +35,13 @@ func TestNetDescribe(t *testing.T) {
 	if err != nil || d.Node != serverNode || len(d.Programs) != 0 || len(d.Regions) != 0 {
 		t.Fatalf("empty node: %+v %v", d, err)
 	}
-	if _, err := anon.NodeStats(ctx, tenantA, "x"); !errors.Is(err, ErrTimeout) {
+	if _, err := anon.NodeStats(ctx, tenantA, "x"); !errors.Is(err, caller.ErrTimeout) {
 		t.Errorf("stats to dst 0: %v, want a timeout (dropped)", err)
 	}
 
 	const nregions, nprogs = 40, 12
 	for i := range nregions {
-		if _, err := tn.nic.Register(tenantA, fmt.Sprintf("region_%02d", i), 64, RegionOptions{Writable: i%2 == 0, NICMem: i%3 == 0}); err != nil {
+		if _, err := tn.nic.Register(tenantA, fmt.Sprintf("region_%02d", i), 64, nicrt.RegionOptions{Writable: i%2 == 0, NICMem: i%3 == 0}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -88,20 +91,20 @@ handler get(slot: u64) -> u64 {
 		if put.Name != "put" || fmt.Sprint(put.Args) != fmt.Sprint(want) || len(put.Results) != 2 || put.Results[1].Type != "bool" {
 			t.Fatalf("programs[%d].handlers[0] = %+v", i, put)
 		}
-		if got, err := anon.Call(ctx, tenantA, put.ID, make([]byte, 16)); !errors.Is(err, ErrTimeout) {
+		if got, err := anon.Call(ctx, tenantA, put.ID, make([]byte, 16)); !errors.Is(err, caller.ErrTimeout) {
 			t.Fatalf("a request to dst 0 ran: %x %v", got, err)
 		}
 	}
 	for i, r := range d.Regions {
-		reg := tn.nic.regions.get(r.Region)
+		reg, _ := tn.nic.Region(r.Region)
 		if reg == nil || r.Name != fmt.Sprintf("region_%02d", i) || r.Key != reg.Key || r.Size != 64 || r.Writable != (i%2 == 0) ||
 			(r.Placement == wire.PlacementNICMem) != (i%3 == 0) {
 			t.Fatalf("regions[%d] = %+v", i, r)
 		}
 	}
 	// The same client, now knowing the id, reads a region with the key.
-	named := tn.client(t, ClientConfig{Node: 6}, nil)
-	ref := RegionRef{ID: d.Regions[0].Region, Key: d.Regions[0].Key}
+	named := tn.client(t, caller.ClientConfig{Node: 6}, nil)
+	ref := nicrt.RegionRef{ID: d.Regions[0].Region, Key: d.Regions[0].Key}
 	if b, err := named.Read(ctx, tenantA, ref, 0, 8); err != nil || len(b) != 8 {
 		t.Fatalf("read with the described key: %x %v", b, err)
 	}
@@ -109,13 +112,13 @@ handler get(slot: u64) -> u64 {
 		t.Errorf("tenant B sees %+v, %v", other, err)
 	}
 	var past wire.DescribeReply
-	if err := named.control(ctx, tenantA, &wire.DescribeRequest{Cursor: regionCursor | 1000}, &past); err != nil || len(past.Programs)+len(past.Regions) != 0 || past.Next != 0 {
+	if err := named.Control(ctx, tenantA, &wire.DescribeRequest{Cursor: regionCursor | 1000}, &past); err != nil || len(past.Programs)+len(past.Regions) != 0 || past.Next != 0 {
 		t.Errorf("cursor past the end: %+v %v", past, err)
 	}
 	// Pages name items by id: a program removed between pages does not
 	// make the next page skip one that stayed.
 	var first wire.DescribeReply
-	if err := named.control(ctx, tenantA, &wire.DescribeRequest{}, &first); err != nil || first.Next == 0 || len(first.Programs) == 0 {
+	if err := named.Control(ctx, tenantA, &wire.DescribeRequest{}, &first); err != nil || first.Next == 0 || len(first.Programs) == 0 {
 		t.Fatalf("first page: %+v %v", first, err)
 	}
 	gone, _ := tn.nic.Program(first.Programs[0].Program)
@@ -125,7 +128,7 @@ handler get(slot: u64) -> u64 {
 	rest := map[uint64]bool{}
 	for cursor := first.Next; cursor != 0; {
 		var page wire.DescribeReply
-		if err := named.control(ctx, tenantA, &wire.DescribeRequest{Cursor: cursor}, &page); err != nil {
+		if err := named.Control(ctx, tenantA, &wire.DescribeRequest{Cursor: cursor}, &page); err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range page.Programs {

@@ -1,4 +1,4 @@
-package nicrt
+package server
 
 import (
 	"bytes"
@@ -12,6 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/caller"
+
+	"github.com/naam-project/naam/internal/testing/testprog"
+
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/lang"
@@ -20,10 +25,10 @@ import (
 )
 
 func TestNetVerbs(t *testing.T) {
-	tn := newTestNet(t, Config{}, ServerConfig{})
-	reg := register(t, tn.nic, tenantA, "mem", 64, RegionOptions{Writable: true})
-	ro := register(t, tn.nic, tenantA, "ro", 64, RegionOptions{})
-	cl := tn.client(t, ClientConfig{}, nil)
+	tn := newTestNet(t, nicrt.Config{}, ServerConfig{})
+	reg := register(t, tn.nic, tenantA, "mem", 64, nicrt.RegionOptions{Writable: true})
+	ro := register(t, tn.nic, tenantA, "ro", 64, nicrt.RegionOptions{})
+	cl := tn.client(t, caller.ClientConfig{}, nil)
 	ctx := context.Background()
 	ref := reg.Ref()
 
@@ -54,24 +59,24 @@ func TestNetVerbs(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		tenant uint32
-		ref    RegionRef
+		ref    nicrt.RegionRef
 		off    uint64
 		want   error
 	}{
-		{"wrong key", tenantA, RegionRef{ID: ref.ID, Key: ref.Key + 1}, 0, ErrWrongKey},
-		{"foreign region", tenantB, ref, 0, ErrForeignRegion},
-		{"unknown region", tenantA, RegionRef{ID: 999}, 0, ErrUnknownRegion},
-		{"out of bounds", tenantA, ref, 64, ErrOutOfBounds},
-		{"misaligned", tenantA, ref, 4, ErrMisaligned},
-		{"read-only", tenantA, ro.Ref(), 0, ErrReadOnly},
+		{"wrong key", tenantA, nicrt.RegionRef{ID: ref.ID, Key: ref.Key + 1}, 0, nicrt.ErrWrongKey},
+		{"foreign region", tenantB, ref, 0, nicrt.ErrForeignRegion},
+		{"unknown region", tenantA, nicrt.RegionRef{ID: 999}, 0, nicrt.ErrUnknownRegion},
+		{"out of bounds", tenantA, ref, 64, nicrt.ErrOutOfBounds},
+		{"misaligned", tenantA, ref, 4, nicrt.ErrMisaligned},
+		{"read-only", tenantA, ro.Ref(), 0, nicrt.ErrReadOnly},
 	} {
 		_, err := cl.FetchAdd(ctx, tc.tenant, tc.ref, tc.off, 1)
-		var re *RemoteError
-		if !errors.Is(err, tc.want) || !errors.Is(err, ErrRejected) || !errors.As(err, &re) {
+		var re *caller.RemoteError
+		if !errors.Is(err, tc.want) || !errors.Is(err, caller.ErrRejected) || !errors.As(err, &re) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
-	if _, err := cl.Read(ctx, tenantA, ref, 0, 4096); !errors.Is(err, ErrTooLarge) {
+	if _, err := cl.Read(ctx, tenantA, ref, 0, 4096); !errors.Is(err, nicrt.ErrTooLarge) {
 		t.Errorf("long read: %v", err)
 	}
 	s := tn.srv.Stats()
@@ -81,7 +86,7 @@ func TestNetVerbs(t *testing.T) {
 }
 
 func TestNetCompiledHandler(t *testing.T) {
-	tn := newTestNet(t, Config{}, ServerConfig{})
+	tn := newTestNet(t, nicrt.Config{}, ServerConfig{})
 	obj, err := compiler.Compile(lang.NewFileSet(), "counter.naam", []byte(`
 region counters: [u64; 16] rw
 
@@ -100,9 +105,9 @@ handler echo(x: [u8; 16]) -> [u8; 16] {
 	if err != nil {
 		t.Fatal(err)
 	}
-	register(t, tn.nic, tenantA, "counters", 16*8, RegionOptions{Writable: true})
+	register(t, tn.nic, tenantA, "counters", 16*8, nicrt.RegionOptions{Writable: true})
 	p := install(t, tn.nic, tenantA, obj)
-	cl := tn.client(t, ClientConfig{}, nil)
+	cl := tn.client(t, caller.ClientConfig{}, nil)
 	ctx := context.Background()
 	req := func(slot, by uint64) []byte {
 		return binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, slot), by)
@@ -113,7 +118,7 @@ handler echo(x: [u8; 16]) -> [u8; 16] {
 			t.Fatalf("incr: %x, %v", got, err)
 		}
 	}
-	var he *HandlerError
+	var he *caller.HandlerError
 	if _, err := cl.Call(ctx, tenantA, id(t, p, "incr"), req(16, 1)); !errors.As(err, &he) || he.Code != 7 {
 		t.Errorf("fail(7): %v", err)
 	}
@@ -122,15 +127,15 @@ handler echo(x: [u8; 16]) -> [u8; 16] {
 		t.Errorf("echo: %q, %v", got, err)
 	}
 	// Another tenant may not call it; unknown handlers are refused.
-	if _, err := cl.Call(ctx, tenantB, id(t, p, "echo"), x); !errors.Is(err, ErrForeignHandler) || !errors.Is(err, ErrRejected) {
+	if _, err := cl.Call(ctx, tenantB, id(t, p, "echo"), x); !errors.Is(err, nicrt.ErrForeignHandler) || !errors.Is(err, caller.ErrRejected) {
 		t.Errorf("foreign handler: %v", err)
 	}
-	if _, err := cl.Call(ctx, tenantA, 9999, nil); !errors.Is(err, ErrUnknownHandler) {
+	if _, err := cl.Call(ctx, tenantA, 9999, nil); !errors.Is(err, nicrt.ErrUnknownHandler) {
 		t.Errorf("unknown handler: %v", err)
 	}
 	// A fault carries the VM's message.
-	faulty := install(t, tn.nic, tenantA, object(t, nil, src{"bad", "mov %r0, 100000\nexit"}))
-	if _, err := cl.Call(ctx, tenantA, id(t, faulty, "bad"), nil); !errors.Is(err, ErrFault) || errors.Is(err, ErrRejected) {
+	faulty := install(t, tn.nic, tenantA, testprog.Object(t, nil, testprog.Src{Name: "bad", Asm: "mov %r0, 100000\nexit"}))
+	if _, err := cl.Call(ctx, tenantA, id(t, faulty, "bad"), nil); !errors.Is(err, caller.ErrFault) || errors.Is(err, caller.ErrRejected) {
 		t.Errorf("fault: %v", err)
 	}
 }
@@ -138,10 +143,10 @@ handler echo(x: [u8; 16]) -> [u8; 16] {
 // TestNetRetryOnce drops the first reply: the client retransmits, the
 // server answers from its reply cache, and the FETCH-ADD adds once.
 func TestNetRetryOnce(t *testing.T) {
-	tn := newTestNet(t, Config{}, ServerConfig{})
-	reg := register(t, tn.nic, tenantA, "c", 8, RegionOptions{Writable: true})
+	tn := newTestNet(t, nicrt.Config{}, ServerConfig{})
+	reg := register(t, tn.nic, tenantA, "c", 8, nicrt.RegionOptions{Writable: true})
 	dropped := 0
-	cl := tn.client(t, ClientConfig{Timeout: 2 * time.Millisecond}, func(c transport.Conn) transport.Conn {
+	cl := tn.client(t, caller.ClientConfig{Timeout: 2 * time.Millisecond}, func(c transport.Conn) transport.Conn {
 		return &dropConn{Conn: c, drop: func([]byte) bool { dropped++; return dropped == 1 }}
 	})
 	old, err := cl.FetchAdd(context.Background(), tenantA, reg.Ref(), 0, 1)
@@ -155,12 +160,12 @@ func TestNetRetryOnce(t *testing.T) {
 	if s.Requests != 1 || s.CacheHits != 1 || s.Retransmitted != 1 || c.Retransmits != 1 || c.Replies != 1 {
 		t.Errorf("server %+v\nclient %+v", s, c)
 	}
-	if h, _ := tn.nic.HandlerStats(HandlerFetchAdd); h.Runs != 1 {
+	if h, _ := tn.nic.HandlerStats(nicrt.HandlerFetchAdd); h.Runs != 1 {
 		t.Errorf("FETCH-ADD ran %d times", h.Runs)
 	}
 }
 
-// TestNetTimeout: a responder that never answers gives ErrTimeout after
+// TestNetTimeout: a responder that never answers gives caller.ErrTimeout after
 // MaxTries tries, each with the retransmit flag but the first.
 func TestNetTimeout(t *testing.T) {
 	nw := transport.NewNetwork(transport.MemConfig{})
@@ -173,7 +178,7 @@ func TestNetTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := Dial(conn, deaf.LocalAddr(), ClientConfig{Node: 1, Server: serverNode, Keys: testKeys(t),
+	cl, err := caller.Dial(conn, deaf.LocalAddr(), caller.ClientConfig{Node: 1, Server: serverNode, Keys: testKeys(t),
 		Timeout: time.Millisecond, MaxTimeout: 4 * time.Millisecond, MaxTries: 5})
 	if err != nil {
 		t.Fatal(err)
@@ -182,8 +187,8 @@ func TestNetTimeout(t *testing.T) {
 	start := time.Now()
 	_, err = cl.Call(context.Background(), tenantA, 16, nil)
 	took := time.Since(start)
-	if !errors.Is(err, ErrTimeout) {
-		t.Fatalf("want ErrTimeout, got %v", err)
+	if !errors.Is(err, caller.ErrTimeout) {
+		t.Fatalf("want caller.ErrTimeout, got %v", err)
 	}
 	// 1 + 2 + 4 + 4 + 4 ms.
 	if took < 15*time.Millisecond || took > 2*time.Second {
@@ -221,10 +226,10 @@ func TestNetTimeout(t *testing.T) {
 		time.Sleep(2 * time.Millisecond)
 		cl.Close()
 	}()
-	if _, err := cl.Call(context.Background(), tenantA, 16, nil); !errors.Is(err, ErrClosed) && !errors.Is(err, ErrTimeout) {
+	if _, err := cl.Call(context.Background(), tenantA, 16, nil); !errors.Is(err, caller.ErrClosed) && !errors.Is(err, caller.ErrTimeout) {
 		t.Errorf("closed: %v", err)
 	}
-	if _, err := cl.Call(context.Background(), tenantA, 16, nil); !errors.Is(err, ErrClosed) {
+	if _, err := cl.Call(context.Background(), tenantA, 16, nil); !errors.Is(err, caller.ErrClosed) {
 		t.Errorf("after close: %v", err)
 	}
 }
@@ -241,11 +246,11 @@ func mustParse(t *testing.T, b []byte) wire.Packet {
 // TestNetCredits: the client never has more calls outstanding than the
 // server grants.
 func TestNetCredits(t *testing.T) {
-	tn := newTestNet(t, Config{}, ServerConfig{MaxCredits: 3})
-	reg := register(t, tn.nic, tenantA, "c", 8, RegionOptions{Writable: true})
+	tn := newTestNet(t, nicrt.Config{}, ServerConfig{MaxCredits: 3})
+	reg := register(t, tn.nic, tenantA, "c", 8, nicrt.RegionOptions{Writable: true})
 	var mu sync.Mutex
 	inFlight, most, replies := map[uint64]bool{}, 0, 0
-	var cl *Client
+	var cl *caller.Client
 	wrap := func(c transport.Conn) transport.Conn {
 		return &watchConn{Conn: c, sent: func(b []byte) {
 			p, _ := wire.Parse(b, 0)
@@ -276,7 +281,7 @@ func TestNetCredits(t *testing.T) {
 	}
 	// No retransmissions: a late first try overtaken by its retransmission
 	// would look like one more call outstanding on the wire.
-	cl = tn.client(t, ClientConfig{InitialCredits: 1, Timeout: time.Minute, MinTimeout: time.Minute, MaxTimeout: time.Minute}, wrap)
+	cl = tn.client(t, caller.ClientConfig{InitialCredits: 1, Timeout: time.Minute, MinTimeout: time.Minute, MaxTimeout: time.Minute}, wrap)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for range 16 {
@@ -325,9 +330,9 @@ func (w *watchConn) ReadBatch(ps []transport.Packet) (int, error) {
 // TestNetClose: Close drains the requests in flight before it returns,
 // and the calls end with a reply.
 func TestNetClose(t *testing.T) {
-	tn := newTestNet(t, Config{}, ServerConfig{})
-	p := install(t, tn.nic, tenantA, object(t, nil, src{"loop", loopAsm}))
-	cl := tn.client(t, ClientConfig{MaxTries: 3}, nil)
+	tn := newTestNet(t, nicrt.Config{}, ServerConfig{})
+	p := install(t, tn.nic, tenantA, testprog.Object(t, nil, testprog.Src{Name: "loop", Asm: testprog.LoopAsm}))
+	cl := tn.client(t, caller.ClientConfig{MaxTries: 3}, nil)
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	for range 8 {
@@ -348,7 +353,7 @@ func TestNetClose(t *testing.T) {
 	for err := range errs {
 		if err == nil {
 			ok++
-		} else if !errors.Is(err, ErrTimeout) {
+		} else if !errors.Is(err, caller.ErrTimeout) {
 			t.Errorf("call: %v", err)
 		}
 	}
@@ -361,9 +366,9 @@ func TestNetClose(t *testing.T) {
 // TestNetGo pipelines calls with Go: every callback starts the next call,
 // keeping 8 in flight, on a lossy network.
 func TestNetGo(t *testing.T) {
-	tn := newTestNet(t, Config{}, ServerConfig{})
-	reg := register(t, tn.nic, tenantA, "c", 8, RegionOptions{Writable: true})
-	cl := tn.client(t, ClientConfig{MaxTries: 30, MaxTimeout: 5 * time.Millisecond}, func(c transport.Conn) transport.Conn {
+	tn := newTestNet(t, nicrt.Config{}, ServerConfig{})
+	reg := register(t, tn.nic, tenantA, "c", 8, nicrt.RegionOptions{Writable: true})
+	cl := tn.client(t, caller.ClientConfig{MaxTries: 30, MaxTimeout: 5 * time.Millisecond}, func(c transport.Conn) transport.Conn {
 		f := transport.Faults{Drop: 0.1, Duplicate: 0.05, Reorder: 0.05}
 		l, err := transport.NewLossy(c, transport.LossyConfig{Seed: 7, Send: f, Recv: f})
 		if err != nil {
@@ -384,14 +389,14 @@ func TestNetGo(t *testing.T) {
 			close(finished)
 		}
 		if started.Add(1) <= n {
-			if err := goRetry(cl, tenantA, HandlerFetchAdd, req, next); err != nil {
+			if err := goRetry(cl, tenantA, nicrt.HandlerFetchAdd, req, next); err != nil {
 				t.Errorf("go: %v", err)
 			}
 		}
 	}
 	for range window {
 		started.Add(1)
-		if err := cl.Go(tenantA, HandlerFetchAdd, req, next); err != nil {
+		if err := cl.Go(tenantA, nicrt.HandlerFetchAdd, req, next); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -407,7 +412,7 @@ func TestNetGo(t *testing.T) {
 	nw := transport.NewNetwork(transport.MemConfig{})
 	deaf, _ := nw.Listen(transport.Addr{})
 	conn, _ := nw.Listen(transport.Addr{})
-	c2, err := Dial(conn, deaf.LocalAddr(), ClientConfig{Node: 1, Server: serverNode, Keys: tn.keys, InitialCredits: 2, MaxTries: 2, Timeout: time.Millisecond})
+	c2, err := caller.Dial(conn, deaf.LocalAddr(), caller.ClientConfig{Node: 1, Server: serverNode, Keys: tn.keys, InitialCredits: 2, MaxTries: 2, Timeout: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,11 +423,11 @@ func TestNetGo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := c2.Go(tenantA, 16, nil, func([]byte, error) {}); !errors.Is(err, ErrNoCredits) {
+	if err := c2.Go(tenantA, 16, nil, func([]byte, error) {}); !errors.Is(err, caller.ErrNoCredits) {
 		t.Errorf("third call: %v", err)
 	}
 	for range 2 {
-		if err := <-errs; !errors.Is(err, ErrTimeout) {
+		if err := <-errs; !errors.Is(err, caller.ErrTimeout) {
 			t.Errorf("deaf responder: %v", err)
 		}
 	}
@@ -431,17 +436,17 @@ func TestNetGo(t *testing.T) {
 // TestNetControl: register, install (in several chunks), call, stats and
 // uninstall over the wire; refusals arrive as error replies.
 func TestNetControl(t *testing.T) {
-	tn := newTestNet(t, Config{}, ServerConfig{})
+	tn := newTestNet(t, nicrt.Config{}, ServerConfig{})
 	// A small payload limit on the client's side, so that the object goes
 	// in several chunks (replies still fit).
-	cl := tn.client(t, ClientConfig{MaxPayload: 384}, nil)
-	cl2 := tn.client(t, ClientConfig{Node: 2}, nil)
+	cl := tn.client(t, caller.ClientConfig{MaxPayload: 384}, nil)
+	cl2 := tn.client(t, caller.ClientConfig{Node: 2}, nil)
 	ctx := context.Background()
-	ref, err := cl.Register(ctx, tenantA, "counters", 16*8, RegionOptions{Writable: true, NICMem: true})
+	ref, err := cl.Register(ctx, tenantA, "counters", 16*8, nicrt.RegionOptions{Writable: true, NICMem: true})
 	if err != nil || ref.ID == 0 {
 		t.Fatalf("register: %+v %v", ref, err)
 	}
-	if _, err := cl.Register(ctx, tenantA, "counters", 8, RegionOptions{}); !errors.Is(err, ErrControlFailed) {
+	if _, err := cl.Register(ctx, tenantA, "counters", 8, nicrt.RegionOptions{}); !errors.Is(err, nicrt.ErrControlFailed) {
 		t.Errorf("a name taken: %v", err)
 	}
 	obj, err := compiler.Compile(lang.NewFileSet(), "counter.naam", []byte(`
@@ -498,24 +503,23 @@ handler incr(slot: u64, by: u64) -> u64 {
 	}
 	// Another tenant may neither uninstall it nor install code that fails
 	// to verify or link.
-	if err := cl.Uninstall(ctx, tenantB, inst.Program); !errors.Is(err, ErrControlFailed) {
+	if err := cl.Uninstall(ctx, tenantB, inst.Program); !errors.Is(err, nicrt.ErrControlFailed) {
 		t.Errorf("foreign uninstall: %v", err)
 	}
-	if _, err := cl.Install(ctx, tenantB, obj); !errors.Is(err, ErrControlFailed) || !strings.Contains(err.Error(), "counters") {
+	if _, err := cl.Install(ctx, tenantB, obj); !errors.Is(err, nicrt.ErrControlFailed) || !strings.Contains(err.Error(), "counters") {
 		t.Errorf("install without the region: %v", err)
 	}
 	if err := cl.Uninstall(ctx, tenantA, inst.Program); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cl.Call(ctx, tenantA, inst.Handlers[0].ID, req); !errors.Is(err, ErrUnknownHandler) {
+	if _, err := cl.Call(ctx, tenantA, inst.Handlers[0].ID, req); !errors.Is(err, nicrt.ErrUnknownHandler) {
 		t.Errorf("after uninstall: %v", err)
 	}
-	if err := cl.Uninstall(ctx, tenantA, inst.Program); !errors.Is(err, ErrControlFailed) {
+	if err := cl.Uninstall(ctx, tenantA, inst.Program); !errors.Is(err, nicrt.ErrControlFailed) {
 		t.Errorf("a second uninstall: %v", err)
 	}
 	// A malformed body.
-	c := cl2.calls.Get().(*call)
-	if _, err := cl2.doType(ctx, c, wire.TypeControl, tenantA, uint32(wire.OpRegister), []byte{0xc1}, nil); !errors.Is(err, ErrBadControl) {
+	if _, err := cl2.ControlBody(ctx, tenantA, wire.OpRegister, []byte{0xc1}); !errors.Is(err, nicrt.ErrBadControl) {
 		t.Errorf("malformed body: %v", err)
 	}
 	// An install that verifies for longer than the first timeout is sent
@@ -528,13 +532,13 @@ handler incr(slot: u64, by: u64) -> u64 {
 // goRetry is Go, which a callback may call; when there is no room now (a
 // call being retried holds back new ids, or the credits are used), it
 // tries again from a goroutine of its own rather than block the callback.
-func goRetry(cl *Client, tenant, handler uint32, req []byte, done func([]byte, error)) error {
+func goRetry(cl *caller.Client, tenant, handler uint32, req []byte, done func([]byte, error)) error {
 	err := cl.Go(tenant, handler, req, done)
-	if !errors.Is(err, ErrNoCredits) {
+	if !errors.Is(err, caller.ErrNoCredits) {
 		return err
 	}
 	go func() {
-		for errors.Is(cl.Go(tenant, handler, req, done), ErrNoCredits) {
+		for errors.Is(cl.Go(tenant, handler, req, done), caller.ErrNoCredits) {
 			time.Sleep(50 * time.Microsecond)
 		}
 	}()
@@ -547,12 +551,12 @@ func goRetry(cl *Client, tenant, handler uint32, req []byte, done func([]byte, e
 // client, with the pooled call records passing between them: every call
 // gets its reply, none times out (spec/nic.md, The requester: who reads).
 func TestNetCallerReads(t *testing.T) {
-	tn := newTestNet(t, Config{}, ServerConfig{})
-	reg := register(t, tn.nic, tenantA, "c", 8, RegionOptions{Writable: true})
-	cl := tn.client(t, ClientConfig{}, nil)
+	tn := newTestNet(t, nicrt.Config{}, ServerConfig{})
+	reg := register(t, tn.nic, tenantA, "c", 8, nicrt.RegionOptions{Writable: true})
+	cl := tn.client(t, caller.ClientConfig{}, nil)
 	fetchAddGo := func() error {
 		done := make(chan error, 1)
-		if err := goRetry(cl, tenantA, HandlerFetchAdd, wire.AppendFetchAdd(nil, reg.Ref(), 0, 1), func(_ []byte, err error) { done <- err }); err != nil {
+		if err := goRetry(cl, tenantA, nicrt.HandlerFetchAdd, wire.AppendFetchAdd(nil, reg.Ref(), 0, 1), func(_ []byte, err error) { done <- err }); err != nil {
 			return err
 		}
 		return <-done

@@ -1,4 +1,4 @@
-package nicrt
+package server
 
 import (
 	"context"
@@ -10,6 +10,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/naam-project/naam/internal/testing/testprog"
+	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/caller"
 
 	"github.com/naam-project/naam/nicrt/transport"
 )
@@ -68,12 +72,14 @@ func plainEcho(b *testing.B) netip {
 type netip = transport.Addr
 
 // nullServer serves a NIC with a null handler on one UDP socket and
-// returns a client factory.
-func nullServer(b *testing.B) (srv *Server, dial func(node uint32) *Client, null uint32) {
-	n, srv, keys := udpServer(b, Config{}, 1, transport.UDPConfig{})
-	p := install(b, n, tenantA, object(b, nil, src{"null", nullAsm}))
-	return srv, func(node uint32) *Client {
-		return udpClient(b, srv, keys, ClientConfig{Node: node}, transport.UDPConfig{}, nil)
+// returns a client factory, which gives each client's socket too.
+func nullServer(b *testing.B) (srv *Server, dial func(node uint32) (*caller.Client, *transport.UDPConn), null uint32) {
+	n, srv, keys := udpServer(b, nicrt.Config{}, 1, transport.UDPConfig{})
+	p := install(b, n, tenantA, testprog.Object(b, nil, testprog.Src{Name: "null", Asm: testprog.NullAsm}))
+	return srv, func(node uint32) (*caller.Client, *transport.UDPConn) {
+		var conn *transport.UDPConn
+		keep := func(c transport.Conn) transport.Conn { conn = c.(*transport.UDPConn); return c }
+		return udpClient(b, srv, keys, caller.ClientConfig{Node: node}, transport.UDPConfig{}, keep), conn
 	}, id(b, p, "null")
 }
 
@@ -131,9 +137,9 @@ func BenchmarkNetRoundTrip(b *testing.B) {
 	for _, h := range []string{"null", "fetch-add"} {
 		b.Run("naam-"+h, func(b *testing.B) {
 			n, srv, keys := udpServer(b, rtNIC, 1, transport.UDPConfig{})
-			p := install(b, n, tenantA, object(b, nil, src{"null", nullAsm}))
-			reg := register(b, n, tenantA, "c", 8, RegionOptions{Writable: true})
-			cl := udpClient(b, srv, keys, ClientConfig{Node: 1}, transport.UDPConfig{}, nil)
+			p := install(b, n, tenantA, testprog.Object(b, nil, testprog.Src{Name: "null", Asm: testprog.NullAsm}))
+			reg := register(b, n, tenantA, "c", 8, nicrt.RegionOptions{Writable: true})
+			cl := udpClient(b, srv, keys, caller.ClientConfig{Node: 1}, transport.UDPConfig{}, nil)
 			null, req := id(b, p, "null"), make([]byte, netBenchPayload)
 			ctx := context.Background()
 			lat := make([]time.Duration, 0, 1<<20)
@@ -160,7 +166,7 @@ func BenchmarkNetRoundTrip(b *testing.B) {
 }
 
 // BenchmarkNetThroughput: each client keeps 8 calls in flight (8
-// goroutines calling one Client) against a null handler; beside it, plain
+// goroutines calling one caller.Client) against a null handler; beside it, plain
 // Go UDP echo with 8 datagrams in flight per client (one syscall per
 // datagram), and the batched transport echo (recvmmsg/sendmmsg, the
 // ceiling of this transport) of the same shape.
@@ -278,9 +284,9 @@ func BenchmarkNetThroughput(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("naam-null/clients=%d", clients), func(b *testing.B) {
 			srv, dial, null := nullServer(b)
-			cls := make([]*Client, clients)
+			cls := make([]*caller.Client, clients)
 			for i := range cls {
-				cls[i] = dial(uint32(i + 1))
+				cls[i], _ = dial(uint32(i + 1))
 			}
 			next := atomic.Int32{}
 			req := make([]byte, netBenchPayload)
@@ -313,11 +319,11 @@ func BenchmarkNetThroughput(b *testing.B) {
 			var retx, clRx, clRxB, clTx, clTxB atomic.Uint64
 			var node atomic.Uint32
 			splitClients(b, clients, func(count int, lat *netLatencies) error {
-				cl := dial(node.Add(1))
+				cl, conn := dial(node.Add(1))
 				defer func() {
 					retx.Add(cl.Stats().Retransmits)
-					if u, ok := cl.conn.(*transport.UDPConn); ok {
-						st := u.Stats()
+					if conn != nil {
+						st := conn.Stats()
 						clRx.Add(st.RxPackets)
 						clRxB.Add(st.RxBatches)
 						clTx.Add(st.TxPackets)
@@ -417,11 +423,11 @@ func splitClients(b *testing.B, workers int, work func(count int, lat *netLatenc
 	lat.report(b, b.N)
 }
 
-var rtNIC = Config{}
+var rtNIC = nicrt.Config{}
 
 // BenchmarkNetFirstCalls: a freshly started node and client, the
 // client's first 8 calls at once (before it has measured a round trip:
-// their timeout is ClientConfig.Timeout), then 200 more from 8 goroutines
+// their timeout is caller.ClientConfig.Timeout), then 200 more from 8 goroutines
 // (while the estimator warms up). Reports the retransmissions per fresh
 // node of each phase and the first calls' latencies (spec/nic.md,
 // Measured: the network path):
@@ -434,10 +440,10 @@ func BenchmarkNetFirstCalls(b *testing.B) {
 	req := make([]byte, netBenchPayload)
 	ctx := context.Background()
 	for b.Loop() {
-		n, srv, keys := udpServer(b, Config{}, 1, transport.UDPConfig{})
-		p := install(b, n, tenantA, object(b, nil, src{"null", nullAsm}))
+		n, srv, keys := udpServer(b, nicrt.Config{}, 1, transport.UDPConfig{})
+		p := install(b, n, tenantA, testprog.Object(b, nil, testprog.Src{Name: "null", Asm: testprog.NullAsm}))
 		null := id(b, p, "null")
-		cl := udpClient(b, srv, keys, ClientConfig{Node: 1}, transport.UDPConfig{}, nil)
+		cl := udpClient(b, srv, keys, caller.ClientConfig{Node: 1}, transport.UDPConfig{}, nil)
 		var wg sync.WaitGroup
 		ls := make([]time.Duration, first)
 		t0 := time.Now()

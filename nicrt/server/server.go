@@ -1,4 +1,4 @@
-package nicrt
+package server
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/naam-project/naam/nicrt"
 
 	"github.com/naam-project/naam/internal/defaults"
 	"github.com/naam-project/naam/nicrt/transport"
@@ -37,7 +39,7 @@ type ServerConfig struct {
 	// MaxRegisterBytes caps a region registered over the wire (the
 	// register control op), so that a tenant's peer cannot make the node
 	// allocate gigabytes with one packet; the host registers larger ones
-	// with NIC.Register. Default 64 MiB.
+	// with nicrt.NIC.Register. Default 64 MiB.
 	MaxRegisterBytes uint64
 	// MaxTenantRegisterBytes caps the bytes of the regions one tenant has
 	// registered over the wire and not unregistered, host memory and
@@ -86,7 +88,7 @@ type ServerConfig struct {
 // (anti-replay window and reply cache per peer and tenant), submits it to
 // the NIC and sends the reply. spec/nic.md, Network side.
 type Server struct {
-	nic        *NIC
+	nic        *nicrt.NIC
 	cfg        ServerConfig
 	queues     []*rxQueue
 	coreCodecs []*wire.Codec // by Reply.Core: done callbacks run on cores
@@ -250,7 +252,7 @@ const activityPeriod = 100 * time.Millisecond
 // per conn (rx queue; transport.ListenUDPQueues opens several on one port).
 // The Server owns the conns from now on: Close closes them. It does not
 // own nic.
-func Serve(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, error) {
+func Serve(nic *nicrt.NIC, conns []transport.Conn, cfg ServerConfig) (*Server, error) {
 	s, err := newServer(nic, conns, cfg)
 	if err != nil {
 		return nil, err
@@ -281,31 +283,31 @@ func (c ServerConfig) withDefaults() ServerConfig {
 }
 
 // newServer builds a server without starting its goroutines.
-func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, error) {
+func newServer(nic *nicrt.NIC, conns []transport.Conn, cfg ServerConfig) (*Server, error) {
 	if len(conns) == 0 {
-		return nil, errors.New("nicrt: serve: no conns")
+		return nil, errors.New("server: serve: no conns")
 	}
 	cfg = cfg.withDefaults()
 	if cfg.Batch < 1 || cfg.MaxCredits < 1 || cfg.MaxCredits > 0xffff {
-		return nil, fmt.Errorf("nicrt: serve: Batch %d and MaxCredits %d must be positive (credits at most 65535)", cfg.Batch, cfg.MaxCredits)
+		return nil, fmt.Errorf("server: serve: Batch %d and MaxCredits %d must be positive (credits at most 65535)", cfg.Batch, cfg.MaxCredits)
 	}
 	if cfg.MaxPeers < 1 {
-		return nil, fmt.Errorf("nicrt: serve: MaxPeers %d must be positive", cfg.MaxPeers)
+		return nil, fmt.Errorf("server: serve: MaxPeers %d must be positive", cfg.MaxPeers)
 	}
 	if cfg.MaxUploads < 1 || cfg.MaxNodeUploads < cfg.MaxUploads || cfg.UploadTimeout < 0 || cfg.MaxControlOps < 1 {
-		return nil, fmt.Errorf("nicrt: serve: MaxUploads %d, MaxNodeUploads %d and MaxControlOps %d must be positive, MaxNodeUploads at least MaxUploads; UploadTimeout %v not negative",
+		return nil, fmt.Errorf("server: serve: MaxUploads %d, MaxNodeUploads %d and MaxControlOps %d must be positive, MaxNodeUploads at least MaxUploads; UploadTimeout %v not negative",
 			cfg.MaxUploads, cfg.MaxNodeUploads, cfg.MaxControlOps, cfg.UploadTimeout)
 	}
 	for node, addr := range cfg.Peers {
 		if !addr.IsValid() {
-			return nil, fmt.Errorf("nicrt: serve: Peers[%d]: invalid address %v", node, addr)
+			return nil, fmt.Errorf("server: serve: Peers[%d]: invalid address %v", node, addr)
 		}
 	}
 	wcfg := wire.Config{Keys: cfg.Keys, MaxPayload: cfg.MaxPayload}
 	newCodec := func() (*wire.Codec, error) { return wire.NewCodec(wcfg) }
 	probe, err := newCodec()
 	if err != nil {
-		return nil, fmt.Errorf("nicrt: serve: %w", err)
+		return nil, fmt.Errorf("server: serve: %w", err)
 	}
 	s := &Server{
 		nic: nic, cfg: cfg, peers: map[peerKey]*peer{}, floors: map[peerKey]uint64{}, tenantCache: map[uint32]*atomic.Int64{},
@@ -324,11 +326,11 @@ func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, err
 	s.pool.New = func() any {
 		return &inflight{s: s, buf: make([]byte, bufSize)}
 	}
-	for range nic.cores {
+	for range nic.Cores() {
 		c, _ := newCodec()
 		s.coreCodecs = append(s.coreCodecs, c)
 	}
-	s.dirty = make([][]*transport.TxQueue, len(nic.cores))
+	s.dirty = make([][]*transport.TxQueue, nic.Cores())
 	for _, conn := range conns {
 		c, _ := newCodec()
 		q := &rxQueue{s: s, conn: conn, codec: c, tx: transport.NewTxQueue(conn, bufSize)}
@@ -343,7 +345,7 @@ func newServer(nic *NIC, conns []transport.Conn, cfg ServerConfig) (*Server, err
 }
 
 // Held names the server as the Flusher of the replies in holds back.
-func (in *inflight) Held() Flusher { return in.s }
+func (in *inflight) Held() nicrt.Flusher { return in.s }
 
 // Flush sends the replies core held back: its queue ran empty, so no
 // more are coming from it for now.
@@ -592,7 +594,7 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 		s.ctr.control.Add(1)
 		if why := s.startControl(pkt.Tenant); why != "" {
 			s.ctr.controlRefused.Add(1)
-			in.answerControl(q.codec, nil, StatusOverloaded, why)
+			in.answerControl(q.codec, nil, nicrt.StatusOverloaded, why)
 			return true, false
 		}
 		go in.runControl(pkt.Payload)
@@ -603,7 +605,7 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 		// The target's own id of the handler the sender's copy of the
 		// program named; 0 (an unknown handler, refused by the NIC and
 		// answered so) when this node has no such program or handler.
-		if handler = s.nic.resolveProgram(uint64(pkt.Tenant), route.Program, pkt.Handler); handler == 0 {
+		if handler = s.resolveProgram(uint64(pkt.Tenant), route.Program, pkt.Handler); handler == 0 {
 			s.ctr.unknownProgram.Add(1)
 		}
 	}
@@ -612,7 +614,7 @@ func (q *rxQueue) handle(i int) (submitted, handed bool) {
 	} else {
 		s.ctr.requests.Add(1)
 	}
-	msg := Message{
+	msg := nicrt.Message{
 		Tenant: uint64(pkt.Tenant), Handler: handler, RequestID: id,
 		SrcNode: uint64(pkt.Src), Payload: payload,
 	}
@@ -764,11 +766,11 @@ func (s *Server) credits() uint16 {
 // goroutine, or on the rx goroutine, which runs a request inline when its
 // core is idle (the reply then leaves with the batch's), or which got a
 // rejection at Submit.
-func (in *inflight) Done(r Reply) {
+func (in *inflight) Done(r nicrt.Reply) {
 	s, q := in.s, in.q
 	if in.oneway { // nobody waits for it: count how it ended
 		in.cache(slotDone, nil)
-		if r.Status != StatusOK {
+		if r.Status != nicrt.StatusOK {
 			s.ctr.oneWayFailed.Add(1)
 		}
 		in.release()
@@ -801,9 +803,9 @@ func (in *inflight) Done(r Reply) {
 	}
 	var payload []byte
 	switch {
-	case r.Status == StatusOK:
+	case r.Status == nicrt.StatusOK:
 		payload = r.Data
-	case r.Status == StatusError && r.Code > 0:
+	case r.Status == nicrt.StatusError && r.Code > 0:
 		// The payload names the failing site, file:line:col, when the
 		// object's line table has it (spec/nic.md, Error replies).
 		h.Type, h.Status = wire.TypeErrorReply, wire.Status(r.Code)
@@ -811,18 +813,18 @@ func (in *inflight) Done(r Reply) {
 			pos := r.Pos.String()
 			payload = []byte(pos[:min(len(pos), codec.MaxPayload())])
 		}
-	case r.Status == StatusForwarded: // through an Outbox of the NIC's Config
+	case r.Status == nicrt.StatusForwarded: // through an Outbox of the NIC's Config
 		in.cache(slotForwarded, nil)
 		s.ctr.forwarded.Add(1)
 		in.release()
 		return
 	default:
 		st := r.Status
-		if st == StatusError { // a code outside 1 … 2^31-1 cannot travel as one
-			st = StatusFault
+		if st == nicrt.StatusError { // a code outside 1 … 2^31-1 cannot travel as one
+			st = nicrt.StatusFault
 		}
 		h.Type, h.Status = wire.TypeErrorReply, wire.StatusRuntime+wire.Status(st)
-		if r.Err != nil && st == StatusFault {
+		if r.Err != nil && st == nicrt.StatusFault {
 			msg := r.Err.Error()
 			if r.Pos.Line > 0 {
 				msg = r.Pos.String() + ": " + msg
@@ -834,7 +836,7 @@ func (in *inflight) Done(r Reply) {
 	if err != nil {
 		// Only a reply over the payload limit gets here.
 		s.ctr.encodeErrors.Add(1)
-		h.Type, h.Status = wire.TypeErrorReply, wire.StatusRuntime+wire.Status(StatusTooLarge)
+		h.Type, h.Status = wire.TypeErrorReply, wire.StatusRuntime+wire.Status(nicrt.StatusTooLarge)
 		b, _ = codec.Encode(b[:0], &h, nil)
 	}
 	if h.Type == wire.TypeReply {

@@ -1,10 +1,13 @@
-package nicrt
+package server
 
 import (
 	"context"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/caller"
 
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"
@@ -78,7 +81,7 @@ func (l *lateConn) ReadBatch(ps []transport.Packet) (int, error) {
 // mostly needed ones (a lossy link).
 func TestNetSpuriousRetransmit(t *testing.T) {
 	const minTimeout = 2 * time.Millisecond
-	cfg := ClientConfig{Timeout: minTimeout, MinTimeout: minTimeout, MaxTimeout: 400 * time.Millisecond, MaxTries: 10}
+	cfg := caller.ClientConfig{Timeout: minTimeout, MinTimeout: minTimeout, MaxTimeout: 400 * time.Millisecond, MaxTries: 10}
 	for _, tc := range []struct {
 		name string
 		// first: what becomes of the first reply of each call in turn
@@ -93,8 +96,8 @@ func TestNetSpuriousRetransmit(t *testing.T) {
 		{"late among lost", []lateAction{drop, drop, drop, hold}, 1, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tn := newTestNet(t, Config{}, ServerConfig{})
-			reg := register(t, tn.nic, tenantA, "c", 8, RegionOptions{Writable: true})
+			tn := newTestNet(t, nicrt.Config{}, ServerConfig{})
+			reg := register(t, tn.nic, tenantA, "c", 8, nicrt.RegionOptions{Writable: true})
 			call := -1
 			cl := tn.client(t, cfg, func(c transport.Conn) transport.Conn {
 				return &lateConn{Conn: c, act: func(pkt *wire.Packet) lateAction {

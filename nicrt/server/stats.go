@@ -1,8 +1,10 @@
-package nicrt
+package server
 
 import (
 	"sort"
 	"sync/atomic"
+
+	"github.com/naam-project/naam/nicrt"
 
 	"github.com/naam-project/naam/nicrt/wire"
 )
@@ -145,8 +147,8 @@ func (s *Server) Stats() ServerStats {
 // Counters flattens the snapshot into named counters, sorted by name:
 // "server.drop.bad_mac", "server.drop.malformed.magic",
 // "server.cache_hits", … (spec/nic.md, Network side).
-func (s ServerStats) Counters() []Counter {
-	out := []Counter{
+func (s ServerStats) Counters() []nicrt.Counter {
+	out := []nicrt.Counter{
 		{Name: "server.rx_packets", Value: s.RxPackets}, {Name: "server.rx_batches", Value: s.RxBatches}, {Name: "server.rx_errors", Value: s.RxErrors},
 		{Name: "server.tx_packets", Value: s.TxPackets}, {Name: "server.tx_batches", Value: s.TxBatches}, {Name: "server.tx_errors", Value: s.TxErrors},
 		{Name: "server.drop.bad_mac", Value: s.BadMAC}, {Name: "server.drop.unknown_tenant", Value: s.UnknownTenant},
@@ -173,7 +175,7 @@ func (s ServerStats) Counters() []Counter {
 		{Name: "server.drop.not_cached", Value: s.DuplicatesNotCached}, {Name: "server.control_refused", Value: s.ControlRefused},
 	}
 	for i, v := range s.Malformed {
-		out = append(out, Counter{Name: "server.drop.malformed." + wire.Malformed(i).String(), Value: v})
+		out = append(out, nicrt.Counter{Name: "server.drop.malformed." + wire.Malformed(i).String(), Value: v})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

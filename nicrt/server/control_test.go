@@ -1,4 +1,4 @@
-package nicrt
+package server
 
 import (
 	"context"
@@ -7,6 +7,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/naam-project/naam/internal/testing/testprog"
+	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/caller"
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/nicrt/wire"
@@ -38,7 +42,7 @@ func (c *fakeClock) Add(d time.Duration) {
 // error reply whose text contains want.
 func refused(t *testing.T, what string, err error, want string) {
 	t.Helper()
-	if !errors.Is(err, ErrControlFailed) && !errors.Is(err, ErrBadControl) {
+	if !errors.Is(err, nicrt.ErrControlFailed) && !errors.Is(err, nicrt.ErrBadControl) {
 		t.Errorf("%s: %v, want a control error", what, err)
 		return
 	}
@@ -52,26 +56,26 @@ func refused(t *testing.T, what string, err error, want string) {
 // install takes the place of one of them; an upload without a chunk for
 // UploadTimeout is dropped, and its memory with it.
 func TestNetControlUploads(t *testing.T) {
-	tn := newTestNet(t, Config{}, ServerConfig{MaxUploads: 2, MaxNodeUploads: 2, UploadTimeout: 10 * time.Second})
+	tn := newTestNet(t, nicrt.Config{}, ServerConfig{MaxUploads: 2, MaxNodeUploads: 2, UploadTimeout: 10 * time.Second})
 	clock := &fakeClock{now: time.Unix(1000, 0)}
 	tn.srv.ctlMu.Lock()
 	tn.srv.now = clock.Now
 	tn.srv.ctlMu.Unlock()
-	stalled := tn.client(t, ClientConfig{Node: 1}, nil)
-	other := tn.client(t, ClientConfig{Node: 2}, nil)
+	stalled := tn.client(t, caller.ClientConfig{Node: 1}, nil)
+	other := tn.client(t, caller.ClientConfig{Node: 2}, nil)
 	ctx := context.Background()
 	// begin sends the first 100 bytes of a 10,000-byte upload.
-	begin := func(cl *Client, tenant uint32, upload uint64) error {
+	begin := func(cl *caller.Client, tenant uint32, upload uint64) error {
 		var r wire.InstallReply
-		err := cl.control(ctx, tenant, &wire.Install{Upload: upload, Total: 10000, Data: make([]byte, 100)}, &r)
+		err := cl.Control(ctx, tenant, &wire.Install{Upload: upload, Total: 10000, Data: make([]byte, 100)}, &r)
 		if err == nil && r.Received != 100 {
 			t.Errorf("upload %d: the node holds %d bytes, want 100", upload, r.Received)
 		}
 		return err
 	}
 	// next sends the 100 bytes at off.
-	next := func(cl *Client, tenant uint32, upload, off uint64) error {
-		return cl.control(ctx, tenant, &wire.Install{Upload: upload, Total: 10000, Offset: off, Data: make([]byte, 100)}, &wire.InstallReply{})
+	next := func(cl *caller.Client, tenant uint32, upload, off uint64) error {
+		return cl.Control(ctx, tenant, &wire.Install{Upload: upload, Total: 10000, Offset: off, Data: make([]byte, 100)}, &wire.InstallReply{})
 	}
 	for u := range uint64(2) {
 		if err := begin(stalled, tenantA, 1+u); err != nil {
@@ -85,7 +89,7 @@ func TestNetControlUploads(t *testing.T) {
 	}
 	// The node holds MaxNodeUploads, all tenant A's: tenant B installs
 	// all the same, in the place of A's idlest upload (1).
-	obj := object(t, nil, src{"null", nullAsm})
+	obj := testprog.Object(t, nil, testprog.Src{Name: "null", Asm: testprog.NullAsm})
 	inst, err := other.Install(ctx, tenantB, obj)
 	if err != nil || inst.Program == 0 {
 		t.Fatalf("tenant B's install beside tenant A's stalled uploads: %+v %v", inst, err)
@@ -120,39 +124,39 @@ func TestNetControlUploads(t *testing.T) {
 // or by the host, gives the bytes back; nicmem counts as host memory.
 func TestNetControlRegisterLimits(t *testing.T) {
 	const page = 4096
-	tn := newTestNet(t, Config{}, ServerConfig{MaxRegisterBytes: 2 * page, MaxTenantRegisterBytes: 3 * page, MaxNodeRegisterBytes: 5 * page})
-	cl := tn.client(t, ClientConfig{}, nil)
+	tn := newTestNet(t, nicrt.Config{}, ServerConfig{MaxRegisterBytes: 2 * page, MaxTenantRegisterBytes: 3 * page, MaxNodeRegisterBytes: 5 * page})
+	cl := tn.client(t, caller.ClientConfig{}, nil)
 	ctx := context.Background()
-	reg := func(tenant uint32, name string, size uint64, opts RegionOptions) (RegionRef, error) {
+	reg := func(tenant uint32, name string, size uint64, opts nicrt.RegionOptions) (nicrt.RegionRef, error) {
 		return cl.Register(ctx, tenant, name, size, opts)
 	}
-	_, err := reg(tenantA, "big", 2*page+1, RegionOptions{})
+	_, err := reg(tenantA, "big", 2*page+1, nicrt.RegionOptions{})
 	refused(t, "one region over MaxRegisterBytes", err, "ServerConfig.MaxRegisterBytes (8192)")
-	var refs []RegionRef
-	for i, opts := range []RegionOptions{{}, {NICMem: true}, {Writable: true}} {
+	var refs []nicrt.RegionRef
+	for i, opts := range []nicrt.RegionOptions{{}, {NICMem: true}, {Writable: true}} {
 		ref, err := reg(tenantA, "a"+string(rune('0'+i)), page, opts)
 		if err != nil {
 			t.Fatalf("tenant A's region %d: %v", i, err)
 		}
 		refs = append(refs, ref)
 	}
-	_, err = reg(tenantA, "a3", 1, RegionOptions{})
+	_, err = reg(tenantA, "a3", 1, nicrt.RegionOptions{})
 	refused(t, "tenant A past its cap", err, "ServerConfig.MaxTenantRegisterBytes (12288)")
 	for i := range 2 {
-		if _, err := reg(tenantB, "b"+string(rune('0'+i)), page, RegionOptions{}); err != nil {
+		if _, err := reg(tenantB, "b"+string(rune('0'+i)), page, nicrt.RegionOptions{}); err != nil {
 			t.Fatalf("tenant B's region %d: %v", i, err)
 		}
 	}
-	_, err = reg(tenantB, "b2", page, RegionOptions{})
+	_, err = reg(tenantB, "b2", page, nicrt.RegionOptions{})
 	refused(t, "tenant B past the node's cap", err, "ServerConfig.MaxNodeRegisterBytes (20480)")
 	// Unregistered over the wire: B's third fits now.
 	if err := cl.Unregister(ctx, tenantA, refs[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := reg(tenantB, "b2", page, RegionOptions{}); err != nil {
+	if _, err := reg(tenantB, "b2", page, nicrt.RegionOptions{}); err != nil {
 		t.Errorf("after an unregister: %v", err)
 	}
-	_, err = reg(tenantA, "a3", page, RegionOptions{})
+	_, err = reg(tenantA, "a3", page, nicrt.RegionOptions{})
 	refused(t, "the node full again", err, "ServerConfig.MaxNodeRegisterBytes")
 	// Unregistered by the host (A's nicmem region): A's next fits.
 	for _, r := range tn.nic.Regions(tenantA) {
@@ -162,12 +166,12 @@ func TestNetControlRegisterLimits(t *testing.T) {
 			}
 		}
 	}
-	if _, err := reg(tenantA, "a3", page, RegionOptions{}); err != nil {
+	if _, err := reg(tenantA, "a3", page, nicrt.RegionOptions{}); err != nil {
 		t.Errorf("after the host's unregister: %v", err)
 	}
 	// The NIC's own limit, nicmem, is named too.
-	small := newTestNet(t, Config{NICMemBytes: page}, ServerConfig{})
-	_, err = small.client(t, ClientConfig{}, nil).Register(ctx, tenantA, "n", 2*page, RegionOptions{NICMem: true})
+	small := newTestNet(t, nicrt.Config{NICMemBytes: page}, ServerConfig{})
+	_, err = small.client(t, caller.ClientConfig{}, nil).Register(ctx, tenantA, "n", 2*page, nicrt.RegionOptions{NICMem: true})
 	refused(t, "past the NIC's memory", err, "Config.NICMemBytes")
 }
 
@@ -176,18 +180,18 @@ func TestNetControlRegisterLimits(t *testing.T) {
 // does, one an installed program links; another tenant's region, or an
 // unknown id, is not the tenant's to remove.
 func TestNetControlUnregister(t *testing.T) {
-	tn := newTestNet(t, Config{}, ServerConfig{})
-	cl := tn.client(t, ClientConfig{}, nil)
+	tn := newTestNet(t, nicrt.Config{}, ServerConfig{})
+	cl := tn.client(t, caller.ClientConfig{}, nil)
 	ctx := context.Background()
-	ref, err := cl.Register(ctx, tenantA, "counters", 64, RegionOptions{Writable: true})
+	ref, err := cl.Register(ctx, tenantA, "counters", 64, nicrt.RegionOptions{Writable: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := cl.Write(ctx, tenantA, ref, 0, []byte("12345678")); err != nil {
 		t.Fatal(err)
 	}
-	local := register(t, tn.nic, tenantA, "local", 8, RegionOptions{})
-	p := install(t, tn.nic, tenantA, object(t, []bytecode.Region{{Name: "counters", Size: 64}}, src{"null", nullAsm}))
+	local := register(t, tn.nic, tenantA, "local", 8, nicrt.RegionOptions{})
+	p := install(t, tn.nic, tenantA, testprog.Object(t, []bytecode.Region{{Name: "counters", Size: 64}}, testprog.Src{Name: "null", Asm: testprog.NullAsm}))
 	refused(t, "a region a program links", cl.Unregister(ctx, tenantA, ref.ID), "linked by 1 program")
 	refused(t, "another tenant's region", cl.Unregister(ctx, tenantB, ref.ID), "tenant 2 has no region")
 	refused(t, "an unknown region", cl.Unregister(ctx, tenantA, 999), "tenant 1 has no region 999")
@@ -197,7 +201,7 @@ func TestNetControlUnregister(t *testing.T) {
 	if err := cl.Unregister(ctx, tenantA, ref.ID); err != nil {
 		t.Fatalf("after the uninstall: %v", err)
 	}
-	if _, err := cl.Read(ctx, tenantA, ref, 0, 8); !errors.Is(err, ErrUnknownRegion) {
+	if _, err := cl.Read(ctx, tenantA, ref, 0, 8); !errors.Is(err, nicrt.ErrUnknownRegion) {
 		t.Errorf("a read of the unregistered region: %v", err)
 	}
 	refused(t, "a second unregister", cl.Unregister(ctx, tenantA, ref.ID), "has no region")
@@ -209,9 +213,8 @@ func TestNetControlUnregister(t *testing.T) {
 		t.Errorf("describe after: %+v %v", d.Regions, err)
 	}
 	// A malformed body: region 0.
-	c := cl.calls.Get().(*call)
 	body := []byte{0x81, 0xa6, 'r', 'e', 'g', 'i', 'o', 'n', 0x00}
-	if _, err := cl.doType(ctx, c, wire.TypeControl, tenantA, uint32(wire.OpUnregister), body, nil); !errors.Is(err, ErrBadControl) || !strings.Contains(err.Error(), "unregister.region") {
+	if _, err := cl.ControlBody(ctx, tenantA, wire.OpUnregister, body); !errors.Is(err, nicrt.ErrBadControl) || !strings.Contains(err.Error(), "unregister.region") {
 		t.Errorf("region 0: %v", err)
 	}
 }
@@ -220,8 +223,8 @@ func TestNetControlUnregister(t *testing.T) {
 // once; one more is refused as overloaded, naming the limit, and another
 // tenant's ops run meanwhile.
 func TestNetControlOps(t *testing.T) {
-	tn := newTestNet(t, Config{}, ServerConfig{MaxControlOps: 2})
-	cl := tn.client(t, ClientConfig{}, nil)
+	tn := newTestNet(t, nicrt.Config{}, ServerConfig{MaxControlOps: 2})
+	cl := tn.client(t, caller.ClientConfig{}, nil)
 	ctx := context.Background()
 	// Two of tenant A's ops running (as a verifying install would be).
 	for range 2 {
@@ -230,7 +233,7 @@ func TestNetControlOps(t *testing.T) {
 		}
 	}
 	_, err := cl.NodeStats(ctx, tenantA, "server.control")
-	if !errors.Is(err, ErrOverloaded) || !strings.Contains(err.Error(), "ServerConfig.MaxControlOps (2)") {
+	if !errors.Is(err, nicrt.ErrOverloaded) || !strings.Contains(err.Error(), "ServerConfig.MaxControlOps (2)") {
 		t.Errorf("a third op of tenant A: %v", err)
 	}
 	if _, err := cl.NodeStats(ctx, tenantB, "server.control"); err != nil {

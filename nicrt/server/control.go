@@ -1,4 +1,4 @@
-package nicrt
+package server
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/naam-project/naam/nicrt"
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/nicrt/wire"
@@ -21,8 +23,8 @@ type uploadKey struct {
 type upload struct {
 	total uint64
 	data  []byte
-	opts  InstallOptions // the first chunk's region bindings
-	last  time.Time      // when its last chunk came
+	opts  nicrt.InstallOptions // the first chunk's region bindings
+	last  time.Time            // when its last chunk came
 }
 
 // wireRegion is a region registered over the wire, counted against the
@@ -47,21 +49,21 @@ func (in *inflight) runControl(body []byte) {
 
 // answerControl seals a control op's reply (payload, or an error reply
 // with st and the text why), keeps it in the reply cache and sends it.
-func (in *inflight) answerControl(codec *wire.Codec, payload []byte, st Status, why string) {
+func (in *inflight) answerControl(codec *wire.Codec, payload []byte, st nicrt.Status, why string) {
 	s, q := in.s, in.q
 	req := &in.hdr
 	h := wire.Header{
 		Type: wire.TypeReply, Flags: repeatFlag(req), Credits: s.credits(), Tenant: req.Tenant, Handler: req.Handler,
 		RequestID: req.RequestID, Src: s.cfg.Node, Dst: req.Src,
 	}
-	if st != StatusOK {
+	if st != nicrt.StatusOK {
 		h.Type, h.Status = wire.TypeErrorReply, wire.StatusRuntime+wire.Status(st)
 		payload = []byte(why[:min(len(why), codec.MaxPayload())])
 	}
 	b, err := codec.Encode(q.tx.Buffer(), &h, payload)
 	if err != nil { // a reply body over the payload limit
 		s.ctr.encodeErrors.Add(1)
-		h.Type, h.Status = wire.TypeErrorReply, wire.StatusRuntime+wire.Status(StatusTooLarge)
+		h.Type, h.Status = wire.TypeErrorReply, wire.StatusRuntime+wire.Status(nicrt.StatusTooLarge)
 		b, _ = codec.Encode(b[:0], &h, []byte("the reply is over the payload limit"))
 	}
 	if h.Type == wire.TypeReply {
@@ -98,10 +100,10 @@ func (s *Server) endControl(tenant uint32) {
 
 // control runs one op for the packet's tenant and returns the reply body,
 // or the status and text of the error reply.
-func (s *Server) control(req *wire.Header, body []byte) ([]byte, Status, string) {
+func (s *Server) control(req *wire.Header, body []byte) ([]byte, nicrt.Status, string) {
 	m, err := wire.ParseControl(wire.Op(req.Handler), body)
 	if err != nil {
-		return nil, StatusBadControl, err.Error()
+		return nil, nicrt.StatusBadControl, err.Error()
 	}
 	tenant := uint64(req.Tenant)
 	var reply wire.Control
@@ -109,39 +111,39 @@ func (s *Server) control(req *wire.Header, body []byte) ([]byte, Status, string)
 	case *wire.Register:
 		r, why := s.register(req.Tenant, m)
 		if why != "" {
-			return nil, StatusControlFailed, why
+			return nil, nicrt.StatusControlFailed, why
 		}
 		reply = &wire.RegisterReply{Region: r.ID, Key: r.Key}
 	case *wire.Unregister:
 		if why := s.unregister(req.Tenant, uint32(m.Region)); why != "" { // validated: 32 bits
-			return nil, StatusControlFailed, why
+			return nil, nicrt.StatusControlFailed, why
 		}
-		return nil, StatusOK, ""
+		return nil, nicrt.StatusOK, ""
 	case *wire.Uninstall:
 		p, ok := s.nic.Program(m.Program)
 		if !ok || p.Tenant != tenant {
-			return nil, StatusControlFailed, fmt.Sprintf("tenant %d has no program %d", tenant, m.Program)
+			return nil, nicrt.StatusControlFailed, fmt.Sprintf("tenant %d has no program %d", tenant, m.Program)
 		}
 		if err := s.nic.Uninstall(p); err != nil {
-			return nil, StatusControlFailed, err.Error()
+			return nil, nicrt.StatusControlFailed, err.Error()
 		}
-		return nil, StatusOK, ""
+		return nil, nicrt.StatusOK, ""
 	case *wire.StatsRequest:
 		return s.statsPage(tenant, m)
 	case *wire.DescribeRequest:
 		return s.describe(tenant, m.Cursor)
 	case *wire.Install:
 		r, st, why := s.install(req, m)
-		if st != StatusOK {
+		if st != nicrt.StatusOK {
 			return nil, st, why
 		}
 		reply = r
 	}
 	b, err := wire.AppendControl(nil, reply)
 	if err != nil {
-		return nil, StatusControlFailed, err.Error()
+		return nil, nicrt.StatusControlFailed, err.Error()
 	}
-	return b, StatusOK, ""
+	return b, nicrt.StatusOK, ""
 }
 
 // statsPage answers one page of the counters a tenant may read: the
@@ -149,7 +151,7 @@ func (s *Server) control(req *wire.Header, body []byte) ([]byte, Status, string)
 // verbs' (Stats.ForTenant), those under the prefix and after m.After, as
 // many as fit a packet. A page never goes over the payload limit, so
 // that reading the counters never counts as an error.
-func (s *Server) statsPage(tenant uint64, m *wire.StatsRequest) ([]byte, Status, string) {
+func (s *Server) statsPage(tenant uint64, m *wire.StatsRequest) ([]byte, nicrt.Status, string) {
 	all := append(s.nic.Stats().ForTenant(tenant).Counters(), s.Stats().Counters()...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	page := &wire.StatsReply{}
@@ -169,13 +171,13 @@ func (s *Server) statsPage(tenant uint64, m *wire.StatsRequest) ([]byte, Status,
 	for {
 		b, err := wire.AppendControl(nil, page)
 		if err != nil {
-			return nil, StatusControlFailed, err.Error()
+			return nil, nicrt.StatusControlFailed, err.Error()
 		}
 		if len(b) <= s.payloadLimit {
-			return b, StatusOK, ""
+			return b, nicrt.StatusOK, ""
 		}
 		if len(page.Counters) <= 1 {
-			return nil, StatusControlFailed, fmt.Sprintf("stats: one counter alone needs %d bytes, a packet holds %d", len(b), s.payloadLimit)
+			return nil, nicrt.StatusControlFailed, fmt.Sprintf("stats: one counter alone needs %d bytes, a packet holds %d", len(b), s.payloadLimit)
 		}
 		page.Counters, page.More = page.Counters[:len(page.Counters)-1], true
 	}
@@ -184,7 +186,7 @@ func (s *Server) statsPage(tenant uint64, m *wire.StatsRequest) ([]byte, Status,
 // register registers a region for tenant within the register limits
 // (ServerConfig.MaxRegisterBytes, MaxTenantRegisterBytes,
 // MaxNodeRegisterBytes) and counts it against them; why says why not.
-func (s *Server) register(tenant uint32, m *wire.Register) (*Region, string) {
+func (s *Server) register(tenant uint32, m *wire.Register) (*nicrt.Region, string) {
 	if m.Size > s.cfg.MaxRegisterBytes {
 		return nil, fmt.Sprintf("register.size: %d bytes, over ServerConfig.MaxRegisterBytes (%d)", m.Size, s.cfg.MaxRegisterBytes)
 	}
@@ -199,9 +201,9 @@ func (s *Server) register(tenant uint32, m *wire.Register) (*Region, string) {
 		return nil, fmt.Sprintf("register: the node holds %d bytes of regions registered over the wire; %d more would pass ServerConfig.MaxNodeRegisterBytes (%d)",
 			nodeBytes, m.Size, s.cfg.MaxNodeRegisterBytes)
 	}
-	r, err := s.nic.Register(uint64(tenant), m.Name, m.Size, RegionOptions{Writable: m.Writable, NICMem: m.Placement == wire.PlacementNICMem})
+	r, err := s.nic.Register(uint64(tenant), m.Name, m.Size, nicrt.RegionOptions{Writable: m.Writable, NICMem: m.Placement == wire.PlacementNICMem})
 	switch {
-	case errors.Is(err, ErrNICMemFull):
+	case errors.Is(err, nicrt.ErrNICMemFull):
 		return nil, fmt.Sprintf("register: %v (Config.NICMemBytes)", err)
 	case err != nil:
 		return nil, "register: " + err.Error()
@@ -215,7 +217,7 @@ func (s *Server) register(tenant uint32, m *wire.Register) (*Region, string) {
 // has unregistered meanwhile (NIC.Unregister); s.ctlMu is held.
 func (s *Server) registeredLocked(tenant uint32) (tenantBytes, nodeBytes uint64) {
 	for id, wr := range s.wireRegions {
-		if s.nic.regions.get(id) == nil {
+		if _, ok := s.nic.Region(id); !ok {
 			delete(s.wireRegions, id)
 			continue
 		}
@@ -231,8 +233,8 @@ func (s *Server) registeredLocked(tenant uint32) (tenantBytes, nodeBytes uint64)
 // while an installed program links it), whoever registered it; why says
 // why not.
 func (s *Server) unregister(tenant uint32, id uint32) string {
-	r := s.nic.regions.get(id)
-	if r == nil || r.Tenant != uint64(tenant) {
+	r, ok := s.nic.Region(id)
+	if !ok || r.Tenant != uint64(tenant) {
 		return fmt.Sprintf("unregister: tenant %d has no region %d", tenant, id)
 	}
 	if err := s.nic.Unregister(r); err != nil {
@@ -249,7 +251,7 @@ func (s *Server) unregister(tenant uint32, id uint32) string {
 // the last is answered). Uploads in progress are bounded per tenant
 // (ServerConfig.MaxUploads) and per node (MaxNodeUploads), and dropped
 // after UploadTimeout without a chunk.
-func (s *Server) install(req *wire.Header, m *wire.Install) (*wire.InstallReply, Status, string) {
+func (s *Server) install(req *wire.Header, m *wire.Install) (*wire.InstallReply, nicrt.Status, string) {
 	key := uploadKey{src: req.Src, tenant: req.Tenant, upload: m.Upload}
 	s.ctlMu.Lock()
 	now := s.now()
@@ -258,11 +260,11 @@ func (s *Server) install(req *wire.Header, m *wire.Install) (*wire.InstallReply,
 	if u == nil {
 		if m.Offset != 0 {
 			s.ctlMu.Unlock()
-			return nil, StatusBadControl, fmt.Sprintf("install.offset: upload %d has no chunk at 0 here: not begun, or dropped (after ServerConfig.UploadTimeout, %v, without a chunk, or for another tenant's upload at ServerConfig.MaxNodeUploads)", m.Upload, s.cfg.UploadTimeout)
+			return nil, nicrt.StatusBadControl, fmt.Sprintf("install.offset: upload %d has no chunk at 0 here: not begun, or dropped (after ServerConfig.UploadTimeout, %v, without a chunk, or for another tenant's upload at ServerConfig.MaxNodeUploads)", m.Upload, s.cfg.UploadTimeout)
 		}
 		if why := s.uploadRoomLocked(req.Tenant); why != "" {
 			s.ctlMu.Unlock()
-			return nil, StatusControlFailed, why
+			return nil, nicrt.StatusControlFailed, why
 		}
 		u = &upload{total: m.Total, opts: wire.InstallOptionsOf(m.Regions)}
 		s.uploads[key] = u
@@ -271,29 +273,29 @@ func (s *Server) install(req *wire.Header, m *wire.Install) (*wire.InstallReply,
 	if m.Total != u.total || m.Offset != uint64(len(u.data)) {
 		have := len(u.data)
 		s.ctlMu.Unlock()
-		return nil, StatusBadControl, fmt.Sprintf("install.offset: chunk at %d of %d bytes; the upload holds %d of %d", m.Offset, m.Total, have, u.total)
+		return nil, nicrt.StatusBadControl, fmt.Sprintf("install.offset: chunk at %d of %d bytes; the upload holds %d of %d", m.Offset, m.Total, have, u.total)
 	}
 	u.data = append(u.data, m.Data...)
 	received := uint64(len(u.data))
 	if received < u.total {
 		s.ctlMu.Unlock()
-		return &wire.InstallReply{Received: received}, StatusOK, ""
+		return &wire.InstallReply{Received: received}, nicrt.StatusOK, ""
 	}
 	delete(s.uploads, key)
 	s.ctlMu.Unlock()
 	obj, err := bytecode.UnmarshalObject(u.data)
 	if err != nil {
-		return nil, StatusControlFailed, err.Error()
+		return nil, nicrt.StatusControlFailed, err.Error()
 	}
 	p, err := s.nic.InstallWith(uint64(req.Tenant), obj, u.opts)
 	if err != nil {
-		return nil, StatusControlFailed, err.Error()
+		return nil, nicrt.StatusControlFailed, err.Error()
 	}
 	r := &wire.InstallReply{Received: received, Program: p.ID}
 	for _, h := range p.Handlers() {
 		r.Handlers = append(r.Handlers, wire.InstalledHandler{Name: h.Name, ID: h.ID})
 	}
-	return r, StatusOK, ""
+	return r, nicrt.StatusOK, ""
 }
 
 // uploadRoomLocked makes room for a new upload of tenant, or says why
@@ -363,10 +365,10 @@ const regionCursor = 1 << 63
 // installed or removed between pages cannot make a page skip an item
 // that stayed: 0 is the start, a program id p the programs from p on
 // (then every region), regionCursor|r the regions from id r on.
-func (s *Server) describe(tenant uint64, cursor uint64) ([]byte, Status, string) {
+func (s *Server) describe(tenant uint64, cursor uint64) ([]byte, nicrt.Status, string) {
 	type item struct {
-		prog   *Program
-		region *Region
+		prog   *nicrt.Program
+		region *nicrt.Region
 	}
 	var items []item
 	if cursor < regionCursor {
@@ -384,7 +386,7 @@ func (s *Server) describe(tenant uint64, cursor uint64) ([]byte, Status, string)
 	page := &wire.DescribeReply{Node: s.cfg.Node}
 	out, err := wire.AppendControl(nil, page) // an empty last page
 	if err != nil {
-		return nil, StatusControlFailed, err.Error()
+		return nil, nicrt.StatusControlFailed, err.Error()
 	}
 	for i, it := range items {
 		if it.prog != nil {
@@ -404,20 +406,20 @@ func (s *Server) describe(tenant uint64, cursor uint64) ([]byte, Status, string)
 		}
 		b, err := wire.AppendControl(nil, page)
 		if err != nil {
-			return nil, StatusControlFailed, err.Error()
+			return nil, nicrt.StatusControlFailed, err.Error()
 		}
 		if len(b) > s.payloadLimit {
 			if i == 0 {
-				return nil, StatusControlFailed, fmt.Sprintf("describe: one item alone needs %d bytes, a packet holds %d", len(b), s.payloadLimit)
+				return nil, nicrt.StatusControlFailed, fmt.Sprintf("describe: one item alone needs %d bytes, a packet holds %d", len(b), s.payloadLimit)
 			}
 			break
 		}
 		out = b
 	}
-	return out, StatusOK, ""
+	return out, nicrt.StatusOK, ""
 }
 
-func programDesc(p *Program) wire.ProgramDesc {
+func programDesc(p *nicrt.Program) wire.ProgramDesc {
 	d := wire.ProgramDesc{Program: p.ID, Source: p.Source}
 	for _, h := range p.Handlers() {
 		d.Handlers = append(d.Handlers, wire.HandlerDesc{Name: h.Name, ID: h.ID, Args: wireFields(h.Args), Results: wireFields(h.Results)})

@@ -1,4 +1,4 @@
-package nicrt
+package server
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/caller"
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/compiler"
@@ -77,11 +80,11 @@ type cluster struct {
 
 type clusterNode struct {
 	id   uint32
-	nic  *NIC
+	nic  *nicrt.NIC
 	srv  *Server
 	addr transport.Addr
-	reg  *Region
-	prog *Program
+	reg  *nicrt.Region
+	prog *nicrt.Program
 }
 
 const firstClusterNode = 101
@@ -91,8 +94,8 @@ func newCluster(t testing.TB, n int, listen func(i int) transport.Conn) *cluster
 	c := &cluster{keys: testKeys(t), listen: listen}
 	obj := routeObject(t)
 	for i := range n {
-		nd := &clusterNode{id: uint32(firstClusterNode + i), nic: newNIC(t, Config{})}
-		nd.reg = register(t, nd.nic, tenantA, "counters", 32, RegionOptions{Writable: true})
+		nd := &clusterNode{id: uint32(firstClusterNode + i), nic: newNIC(t, nicrt.Config{})}
+		nd.reg = register(t, nd.nic, tenantA, "counters", 32, nicrt.RegionOptions{Writable: true})
 		nd.prog = install(t, nd.nic, tenantA, obj)
 		conn := listen(i)
 		srv, err := Serve(nd.nic, []transport.Conn{conn}, ServerConfig{Node: nd.id, Keys: c.keys})
@@ -144,10 +147,10 @@ func udpCluster(t testing.TB, n int) *cluster {
 }
 
 // client dials node i of the cluster as caller node.
-func (c *cluster) client(t testing.TB, i int, node uint32, cfg ClientConfig) *Client {
+func (c *cluster) client(t testing.TB, i int, node uint32, cfg caller.ClientConfig) *caller.Client {
 	t.Helper()
 	cfg.Keys, cfg.Node, cfg.Server = c.keys, node, c.nodes[i].id
-	cl, err := Dial(c.listen(-1), c.nodes[i].addr, cfg)
+	cl, err := caller.Dial(c.listen(-1), c.nodes[i].addr, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +172,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func word(r *Region, i int) uint64 {
+func word(r *nicrt.Region, i int) uint64 {
 	return atomic.LoadUint64((*uint64)(unsafe.Pointer(&r.Bytes()[8*i])))
 }
 
@@ -189,7 +192,7 @@ func TestNetForward(t *testing.T) {
 
 func testForward(t *testing.T, c *cluster) {
 	a, b, cc := c.nodes[0], c.nodes[1], c.nodes[2]
-	cl := c.client(t, 0, 1, ClientConfig{})
+	cl := c.client(t, 0, 1, caller.ClientConfig{})
 	ctx := context.Background()
 	call := func(name string, n1, n2, by uint64) ([]byte, error) {
 		return cl.Call(ctx, tenantA, c.handler(t, name), routeReq(n1, n2, by))
@@ -233,7 +236,7 @@ func testForward(t *testing.T, c *cluster) {
 	if got, err := call("notify", 999, 0, 1); err != nil || len(got) != 1 || got[0] != 0 {
 		t.Errorf("notify to an unknown node: %x %v", got, err)
 	}
-	var he *HandlerError
+	var he *caller.HandlerError
 	if _, err := call("hop", 0, 999, 1); !errors.As(err, &he) || he.Code != bytecode.FailForward {
 		t.Errorf("hop to an unknown node: %v", err)
 	}
@@ -245,15 +248,15 @@ func testForward(t *testing.T, c *cluster) {
 	}
 	// A handler index the program does not have: B answers the caller
 	// "unknown handler".
-	if _, err := call("hop_id", 0, uint64(b.id), 77); !errors.Is(err, ErrUnknownHandler) {
+	if _, err := call("hop_id", 0, uint64(b.id), 77); !errors.Is(err, nicrt.ErrUnknownHandler) {
 		t.Errorf("forward to handler 77: %v", err)
 	}
 	if sb := b.srv.Stats(); sb.UnknownProgram != 1 {
 		t.Errorf("B unknown program: %d", sb.UnknownProgram)
 	}
 	// A forward from a message that did not come over the wire is refused.
-	r := a.nic.Call(&Message{Tenant: tenantA, Handler: c.handler(t, "hop"), RequestID: 1, SrcNode: 1, Payload: routeReq(0, uint64(b.id), 1)})
-	if r.Status != StatusError || uint32(r.Code) != bytecode.FailForward {
+	r := a.nic.Call(&nicrt.Message{Tenant: tenantA, Handler: c.handler(t, "hop"), RequestID: 1, SrcNode: 1, Payload: routeReq(0, uint64(b.id), 1)})
+	if r.Status != nicrt.StatusError || uint32(r.Code) != bytecode.FailForward {
 		t.Errorf("local forward: %v %d", r.Status, r.Code)
 	}
 	// The program is gone from C: C answers the caller "unknown handler",
@@ -261,7 +264,7 @@ func testForward(t *testing.T, c *cluster) {
 	if err := cc.nic.Uninstall(cc.prog); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := call("hop", 0, uint64(cc.id), 1); !errors.Is(err, ErrUnknownHandler) {
+	if _, err := call("hop", 0, uint64(cc.id), 1); !errors.Is(err, nicrt.ErrUnknownHandler) {
 		t.Errorf("forward to a node without the program: %v", err)
 	}
 	if got, err := call("notify", uint64(cc.id), 0, 1); err != nil || got[0] != 1 {
@@ -292,11 +295,11 @@ func TestNetForwardRetransmit(t *testing.T) {
 	c := memCluster(t, 2, transport.Faults{})
 	a, b := c.nodes[0], c.nodes[1]
 	dropped := atomic.Int64{}
-	cfg := ClientConfig{Keys: c.keys, Node: 1, Server: a.id, Timeout: 20 * time.Millisecond}
+	cfg := caller.ClientConfig{Keys: c.keys, Node: 1, Server: a.id, Timeout: 20 * time.Millisecond}
 	conn := &dropConn{Conn: c.listen(-1), drop: func(p []byte) bool {
 		return dropped.Load() == 0 && dropped.Add(1) == 1 // the first reply
 	}}
-	cl, err := Dial(conn, a.addr, cfg)
+	cl, err := caller.Dial(conn, a.addr, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +333,7 @@ func TestNetForwardLossy(t *testing.T) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for i := range 2 {
-		cl := c.client(t, 0, uint32(1+i), lossyLink(ClientConfig{MaxTries: 30}))
+		cl := c.client(t, 0, uint32(1+i), lossyLink(caller.ClientConfig{MaxTries: 30}))
 		for range 4 {
 			wg.Go(func() {
 				for next.Add(1) <= int64(n) {
@@ -366,7 +369,7 @@ func TestNetForwardLossy(t *testing.T) {
 func TestNetPeerEviction(t *testing.T) {
 	// The server without its activity ticker: the test ends the periods
 	// (countActiveOnce), so that a tick cannot land between its steps.
-	tn := &testNet{net: transport.NewNetwork(transport.MemConfig{}), keys: testKeys(t), nic: newNIC(t, Config{})}
+	tn := &testNet{net: transport.NewNetwork(transport.MemConfig{}), keys: testKeys(t), nic: newNIC(t, nicrt.Config{})}
 	conn, err := tn.net.Listen(transport.Addr{})
 	if err != nil {
 		t.Fatal(err)
@@ -379,10 +382,10 @@ func TestNetPeerEviction(t *testing.T) {
 		tn.srv.rxDone.Go(q.loop)
 	}
 	t.Cleanup(func() { tn.srv.Close() })
-	reg := register(t, tn.nic, tenantA, "c", 8, RegionOptions{Writable: true})
+	reg := register(t, tn.nic, tenantA, "c", 8, nicrt.RegionOptions{Writable: true})
 	p := tn.raw(t)
 	fetchAdd := func(src uint32, id uint64) []byte {
-		return seal(t, tn.keys, wire.Header{Type: wire.TypeRequest, Tenant: tenantA, Handler: HandlerFetchAdd,
+		return seal(t, tn.keys, wire.Header{Type: wire.TypeRequest, Tenant: tenantA, Handler: nicrt.HandlerFetchAdd,
 			RequestID: id, Src: src, Dst: serverNode}, wire.AppendFetchAdd(nil, reg.Ref(), 0, 1))
 	}
 	// exchange sends b and waits for its reply.
@@ -447,7 +450,10 @@ func testNoReflection(t *testing.T, c *cluster) {
 	hop, hop2 := c.handler(t, "hop"), c.handler(t, "hop2")
 
 	// A caller the nodes do not know: B answers through A, which relays.
-	cl := c.client(t, 0, 1, ClientConfig{})
+	// Both callers' first ids are set, so that forged packets below can
+	// name their requests.
+	const clFirst, kclFirst = 1 << 40, 1 << 41
+	cl := c.client(t, 0, 1, caller.ClientConfig{FirstID: clFirst})
 	if got, err := cl.Call(ctx, tenantA, hop, routeReq(0, uint64(b.id), 1)); err != nil || u64(got) != 0 {
 		t.Fatalf("hop: %x %v", got, err)
 	}
@@ -467,7 +473,7 @@ func testNoReflection(t *testing.T, c *cluster) {
 	if err := b.srv.SetPeer(2, known.LocalAddr()); err != nil {
 		t.Fatal(err)
 	}
-	kcl, err := Dial(known, a.addr, ClientConfig{Keys: c.keys, Node: 2, Server: a.id})
+	kcl, err := caller.Dial(known, a.addr, caller.ClientConfig{Keys: c.keys, Node: 2, Server: a.id, FirstID: kclFirst})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,10 +503,10 @@ func testNoReflection(t *testing.T, c *cluster) {
 		}
 	}
 	send(b.addr,
-		forward(77, a.id, 5000),               // as from A, for a caller nobody knows
-		forward(1, a.id, cl.cfg.FirstID+100),  // as the unknown caller above
-		forward(2, a.id, kcl.cfg.FirstID+100), // as the known caller, from another address
-		forward(78, 999, 5003),                // as from a node B does not know
+		forward(77, a.id, 5000),        // as from A, for a caller nobody knows
+		forward(1, a.id, clFirst+100),  // as the unknown caller above
+		forward(2, a.id, kclFirst+100), // as the known caller, from another address
+		forward(78, 999, 5003),         // as from a node B does not know
 	)
 	// Each ran, and its reply went back to the forger, who sent it.
 	ps := make([]transport.Packet, 8)
@@ -530,7 +536,7 @@ func testNoReflection(t *testing.T, c *cluster) {
 		return seal(t, c.keys, wire.Header{Type: wire.TypeReply, Flags: wire.FlagForwarded, Tenant: tenantA,
 			Handler: hop, RequestID: id, Src: b.id, Dst: 1}, make([]byte, 8))
 	}
-	send(a.addr, relayed(cl.cfg.FirstID), relayed(cl.cfg.FirstID+50))
+	send(a.addr, relayed(clFirst), relayed(clFirst+50))
 	waitFor(t, "relays", func() bool { sa := a.srv.Stats(); return sa.Relayed == 3 && sa.RelayUnmatched == 1 })
 	forger.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
 	if n, err := forger.ReadBatch(ps); err == nil {
