@@ -11,6 +11,7 @@ import (
 	"github.com/naam-project/naam/nicrt"
 
 	"github.com/naam-project/naam/nicrt/transport"
+	"github.com/naam-project/naam/nicrt/transport/transporttest"
 	"github.com/naam-project/naam/nicrt/wire"
 )
 
@@ -18,7 +19,7 @@ import (
 // back.
 type rawPeer struct {
 	t    *testing.T
-	conn *transport.MemConn
+	conn *transporttest.MemConn
 	to   transport.Addr
 }
 
@@ -249,7 +250,7 @@ type fuzzServer struct {
 }
 
 func newFuzzServer(t testing.TB, keys wire.Keys) *fuzzServer {
-	nw := transport.NewNetwork(transport.MemConfig{})
+	nw := transporttest.NewNetwork(transporttest.MemConfig{})
 	conn, err := nw.Listen(transport.Addr{})
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/naam-project/naam/nicrt/caller"
 
 	"github.com/naam-project/naam/nicrt/transport"
+	"github.com/naam-project/naam/nicrt/transport/transporttest"
 )
 
 // faultN is the number of FETCH-ADDs of each fault run: the issue's
@@ -51,7 +52,7 @@ type faultRun struct {
 // with faults f both ways. It checks that every call ended (with its reply
 // or caller.ErrTimeout) within the deadline and that no two calls saw the same
 // old value, which is what "never adds twice" looks like from outside.
-func fetchAddStorm(t *testing.T, tn *testNet, n int, f transport.Faults, cfg caller.ClientConfig, deadline time.Duration, dial func(i int, wrap func(transport.Conn) transport.Conn) *caller.Client) faultRun {
+func fetchAddStorm(t *testing.T, tn *testNet, n int, f transporttest.Faults, cfg caller.ClientConfig, deadline time.Duration, dial func(i int, wrap func(transport.Conn) transport.Conn) *caller.Client) faultRun {
 	t.Helper()
 	const clients, inFlight = 4, 8
 	reg := register(t, tn.nic, tenantA, fmt.Sprintf("counter%d", time.Now().UnixNano()), 8, nicrt.RegionOptions{Writable: true})
@@ -60,7 +61,7 @@ func fetchAddStorm(t *testing.T, tn *testNet, n int, f transport.Faults, cfg cal
 	var cls []*caller.Client
 	for i := range clients {
 		wrap := func(c transport.Conn) transport.Conn {
-			l, err := transport.NewLossy(c, transport.LossyConfig{Seed: uint64(i + 1), Send: f, Recv: f})
+			l, err := transporttest.NewLossy(c, transporttest.LossyConfig{Seed: uint64(i + 1), Send: f, Recv: f})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +119,7 @@ func TestFaultFetchAdd(t *testing.T) {
 	for _, loss := range []float64{0.01, 0.10, 0.30} {
 		t.Run(fmt.Sprintf("loss=%v", loss), func(t *testing.T) {
 			tn := newTestNet(t, nicrt.Config{}, ServerConfig{})
-			f := transport.Faults{Drop: loss, Duplicate: 0.05, Reorder: 0.05}
+			f := transporttest.Faults{Drop: loss, Duplicate: 0.05, Reorder: 0.05}
 			cfg := lossyLink(caller.ClientConfig{MaxTries: 30, MaxTimeout: 10 * time.Millisecond})
 			r := fetchAddStorm(t, tn, n, f, cfg, 5*time.Minute, func(i int, wrap func(transport.Conn) transport.Conn) *caller.Client {
 				cfg := cfg
@@ -149,7 +150,7 @@ func TestFaultFetchAdd(t *testing.T) {
 func TestFaultTimeouts(t *testing.T) {
 	n := faultN(t) / 4
 	tn := newTestNet(t, nicrt.Config{}, ServerConfig{})
-	f := transport.Faults{Drop: 0.30, Duplicate: 0.05, Reorder: 0.05}
+	f := transporttest.Faults{Drop: 0.30, Duplicate: 0.05, Reorder: 0.05}
 	cfg := lossyLink(caller.ClientConfig{MaxTimeout: 2 * time.Millisecond})
 	r := fetchAddStorm(t, tn, n, f, cfg, 2*time.Minute, func(i int, wrap func(transport.Conn) transport.Conn) *caller.Client {
 		cfg := cfg

@@ -13,6 +13,7 @@ import (
 	"github.com/naam-project/naam/nicrt/caller"
 
 	"github.com/naam-project/naam/nicrt/transport"
+	"github.com/naam-project/naam/nicrt/transport/transporttest"
 	"github.com/naam-project/naam/nicrt/wire"
 )
 
@@ -58,7 +59,7 @@ func lossyLink(cfg caller.ClientConfig) caller.ClientConfig {
 
 // testNet is a NIC served on an in-memory network.
 type testNet struct {
-	net  *transport.Network
+	net  *transporttest.Network
 	nic  *nicrt.NIC
 	srv  *Server
 	addr transport.Addr
@@ -67,7 +68,7 @@ type testNet struct {
 
 func newTestNet(t testing.TB, ncfg nicrt.Config, scfg ServerConfig) *testNet {
 	t.Helper()
-	tn := &testNet{net: transport.NewNetwork(transport.MemConfig{}), keys: testKeys(t)}
+	tn := &testNet{net: transporttest.NewNetwork(transporttest.MemConfig{}), keys: testKeys(t)}
 	tn.nic = newNIC(t, ncfg)
 	conn, err := tn.net.Listen(transport.Addr{})
 	if err != nil {

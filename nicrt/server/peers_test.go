@@ -9,6 +9,7 @@ import (
 	"github.com/naam-project/naam/nicrt"
 
 	"github.com/naam-project/naam/nicrt/transport"
+	"github.com/naam-project/naam/nicrt/transport/transporttest"
 	"github.com/naam-project/naam/nicrt/wire"
 )
 
@@ -24,7 +25,7 @@ const (
 // (countActiveOnce), so that none ends between its steps.
 func manualServer(t testing.TB, scfg ServerConfig) *testNet {
 	t.Helper()
-	tn := &testNet{net: transport.NewNetwork(transport.MemConfig{}), keys: testKeys(t), nic: newNIC(t, nicrt.Config{})}
+	tn := &testNet{net: transporttest.NewNetwork(transporttest.MemConfig{}), keys: testKeys(t), nic: newNIC(t, nicrt.Config{})}
 	conn, err := tn.net.Listen(transport.Addr{})
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +46,7 @@ func manualServer(t testing.TB, scfg ServerConfig) *testNet {
 // a holder of tenantA's key may: each sender is a src id of its own.
 type peerFlood struct {
 	tn    *testNet
-	conn  *transport.MemConn
+	conn  *transporttest.MemConn
 	codec *wire.Codec
 	req   []byte
 	sent  uint64

@@ -17,6 +17,7 @@ import (
 	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/nicrt/transport"
+	"github.com/naam-project/naam/nicrt/transport/transporttest"
 	"github.com/naam-project/naam/nicrt/wire"
 )
 
@@ -116,19 +117,19 @@ func newCluster(t testing.TB, n int, listen func(i int) transport.Conn) *cluster
 	return c
 }
 
-func memCluster(t testing.TB, n int, f transport.Faults) *cluster {
-	net := transport.NewNetwork(transport.MemConfig{})
+func memCluster(t testing.TB, n int, f transporttest.Faults) *cluster {
+	net := transporttest.NewNetwork(transporttest.MemConfig{})
 	seed := uint64(0)
 	return newCluster(t, n, func(i int) transport.Conn {
 		conn, err := net.Listen(transport.Addr{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f == (transport.Faults{}) {
+		if f == (transporttest.Faults{}) {
 			return conn
 		}
 		seed++
-		l, err := transport.NewLossy(conn, transport.LossyConfig{Seed: seed, Send: f, Recv: f})
+		l, err := transporttest.NewLossy(conn, transporttest.LossyConfig{Seed: seed, Send: f, Recv: f})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +184,7 @@ func TestNetForward(t *testing.T) {
 		name string
 		make func(t testing.TB, n int) *cluster
 	}{
-		{"mem", func(t testing.TB, n int) *cluster { return memCluster(t, n, transport.Faults{}) }},
+		{"mem", func(t testing.TB, n int) *cluster { return memCluster(t, n, transporttest.Faults{}) }},
 		{"udp", udpCluster},
 	} {
 		t.Run(tc.name, func(t *testing.T) { testForward(t, tc.make(t, 3)) })
@@ -292,7 +293,7 @@ func testForward(t *testing.T, c *cluster) {
 // which forwards again unchanged; B answers from its reply cache. add ran
 // once.
 func TestNetForwardRetransmit(t *testing.T) {
-	c := memCluster(t, 2, transport.Faults{})
+	c := memCluster(t, 2, transporttest.Faults{})
 	a, b := c.nodes[0], c.nodes[1]
 	dropped := atomic.Int64{}
 	cfg := caller.ClientConfig{Keys: c.keys, Node: 1, Server: a.id, Timeout: 20 * time.Millisecond}
@@ -327,7 +328,7 @@ func TestNetForwardLossy(t *testing.T) {
 	if testing.Short() {
 		n = 600
 	}
-	c := memCluster(t, 2, transport.Faults{Drop: 0.1, Duplicate: 0.05, Reorder: 0.05})
+	c := memCluster(t, 2, transporttest.Faults{Drop: 0.1, Duplicate: 0.05, Reorder: 0.05})
 	a, b := c.nodes[0], c.nodes[1]
 	seen := make([]atomic.Bool, n)
 	var next atomic.Int64
@@ -369,7 +370,7 @@ func TestNetForwardLossy(t *testing.T) {
 func TestNetPeerEviction(t *testing.T) {
 	// The server without its activity ticker: the test ends the periods
 	// (countActiveOnce), so that a tick cannot land between its steps.
-	tn := &testNet{net: transport.NewNetwork(transport.MemConfig{}), keys: testKeys(t), nic: newNIC(t, nicrt.Config{})}
+	tn := &testNet{net: transporttest.NewNetwork(transporttest.MemConfig{}), keys: testKeys(t), nic: newNIC(t, nicrt.Config{})}
 	conn, err := tn.net.Listen(transport.Addr{})
 	if err != nil {
 		t.Fatal(err)
@@ -439,7 +440,7 @@ func TestNetPeerEviction(t *testing.T) {
 // as the reply address of forged forwards and relayed replies never
 // receives a datagram.
 func TestNetNoReflection(t *testing.T) {
-	t.Run("mem", func(t *testing.T) { testNoReflection(t, memCluster(t, 3, transport.Faults{})) })
+	t.Run("mem", func(t *testing.T) { testNoReflection(t, memCluster(t, 3, transporttest.Faults{})) })
 	t.Run("udp", func(t *testing.T) { testNoReflection(t, udpCluster(t, 3)) })
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/nicrt/transport"
+	"github.com/naam-project/naam/nicrt/transport/transporttest"
 	"github.com/naam-project/naam/nicrt/wire"
 )
 
@@ -168,7 +169,7 @@ func TestNetRetryOnce(t *testing.T) {
 // TestNetTimeout: a responder that never answers gives caller.ErrTimeout after
 // MaxTries tries, each with the retransmit flag but the first.
 func TestNetTimeout(t *testing.T) {
-	nw := transport.NewNetwork(transport.MemConfig{})
+	nw := transporttest.NewNetwork(transporttest.MemConfig{})
 	deaf, err := nw.Listen(transport.Addr{})
 	if err != nil {
 		t.Fatal(err)
@@ -369,8 +370,8 @@ func TestNetGo(t *testing.T) {
 	tn := newTestNet(t, nicrt.Config{}, ServerConfig{})
 	reg := register(t, tn.nic, tenantA, "c", 8, nicrt.RegionOptions{Writable: true})
 	cl := tn.client(t, caller.ClientConfig{MaxTries: 30, MaxTimeout: 5 * time.Millisecond}, func(c transport.Conn) transport.Conn {
-		f := transport.Faults{Drop: 0.1, Duplicate: 0.05, Reorder: 0.05}
-		l, err := transport.NewLossy(c, transport.LossyConfig{Seed: 7, Send: f, Recv: f})
+		f := transporttest.Faults{Drop: 0.1, Duplicate: 0.05, Reorder: 0.05}
+		l, err := transporttest.NewLossy(c, transporttest.LossyConfig{Seed: 7, Send: f, Recv: f})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -409,7 +410,7 @@ func TestNetGo(t *testing.T) {
 		t.Errorf("counter %d, want %d", v, n)
 	}
 	// Go does not wait for credits.
-	nw := transport.NewNetwork(transport.MemConfig{})
+	nw := transporttest.NewNetwork(transporttest.MemConfig{})
 	deaf, _ := nw.Listen(transport.Addr{})
 	conn, _ := nw.Listen(transport.Addr{})
 	c2, err := caller.Dial(conn, deaf.LocalAddr(), caller.ClientConfig{Node: 1, Server: serverNode, Keys: tn.keys, InitialCredits: 2, MaxTries: 2, Timeout: time.Millisecond})

@@ -13,6 +13,7 @@ import (
 	"github.com/naam-project/naam/nicrt/caller"
 
 	"github.com/naam-project/naam/nicrt/transport"
+	"github.com/naam-project/naam/nicrt/transport/transporttest"
 	"github.com/naam-project/naam/nicrt/wire"
 )
 
@@ -140,7 +141,7 @@ func TestUDPFault(t *testing.T) {
 		t.Run(fmt.Sprintf("loss=%v", loss), func(t *testing.T) {
 			nic, srv, keys := udpServer(t, nicrt.Config{}, 2, transport.UDPConfig{})
 			tn := &testNet{nic: nic, srv: srv, keys: keys}
-			f := transport.Faults{Drop: loss, Duplicate: 0.05, Reorder: 0.05}
+			f := transporttest.Faults{Drop: loss, Duplicate: 0.05, Reorder: 0.05}
 			cfg := lossyLink(caller.ClientConfig{MaxTries: 30, MaxTimeout: 10 * time.Millisecond})
 			r := fetchAddStorm(t, tn, n, f, cfg, 5*time.Minute, func(i int, wrap func(transport.Conn) transport.Conn) *caller.Client {
 				cfg := cfg

@@ -1,4 +1,4 @@
-package transport
+package transport_test
 
 import (
 	"encoding/binary"
@@ -8,10 +8,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/naam-project/naam/nicrt/transport"
+	"github.com/naam-project/naam/nicrt/transport/transporttest"
 )
 
 // Benchmarks over 127.0.0.1 only. Each sub-benchmark pair measures plain Go
-// UDP (net.UDPConn, one datagram per syscall) beside this package's UDPConn
+// UDP (net.UDPConn, one datagram per syscall) beside this package's transport.UDPConn
 // in the same run, as the baselines the NIC runtime is measured against.
 //
 //	go test ./nicrt/transport -run '^$' -bench . -benchtime 2s
@@ -63,24 +66,24 @@ func plainServer(b *testing.B) *net.UDPConn {
 }
 
 // batchServer echoes with ReadBatch/WriteBatch of up to 64, until closed.
-// benchPaths are the UDPConn configurations measured beside plain Go.
+// benchPaths are the transport.UDPConn configurations measured beside plain Go.
 var benchPaths = []struct {
 	name string
-	cfg  UDPConfig
+	cfg  transport.UDPConfig
 }{
-	{"conn", UDPConfig{}},
-	{"conn-nooffload", UDPConfig{NoOffload: true}},
-	{"conn-portable", UDPConfig{Portable: true}},
+	{"conn", transport.UDPConfig{}},
+	{"conn-nooffload", transport.UDPConfig{NoOffload: true}},
+	{"conn-portable", transport.UDPConfig{Portable: true}},
 }
 
-func batchServer(b *testing.B, cfg UDPConfig) *UDPConn {
+func batchServer(b *testing.B, cfg transport.UDPConfig) *transport.UDPConn {
 	cfg.ReadBuffer, cfg.WriteBuffer = 1<<20, 1<<20
-	srv, err := ListenUDP(cfg)
+	srv, err := transport.ListenUDP(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
 	go func() {
-		ps := makePackets(64, 2048)
+		ps := transporttest.MakePackets(64, 2048)
 		for {
 			n, err := srv.ReadBatch(ps)
 			if err != nil {
@@ -122,13 +125,13 @@ func BenchmarkPingPong(b *testing.B) {
 	for _, path := range benchPaths {
 		b.Run(path.name, func(b *testing.B) {
 			srv := batchServer(b, path.cfg)
-			cl, err := ListenUDP(path.cfg)
+			cl, err := transport.ListenUDP(path.cfg)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer cl.Close()
-			req := []Packet{{Addr: srv.LocalAddr(), Buf: make([]byte, benchPayload), N: benchPayload}}
-			rep := makePackets(1, 2048)
+			req := []transport.Packet{{Addr: srv.LocalAddr(), Buf: make([]byte, benchPayload), N: benchPayload}}
+			rep := transporttest.MakePackets(1, 2048)
 			lat := newLatencies()
 			cl.SetReadDeadline(time.Now().Add(time.Minute))
 			b.ReportAllocs()
@@ -202,21 +205,21 @@ func BenchmarkEcho(b *testing.B) {
 	}
 }
 
-func benchBatchEcho(b *testing.B, clients, window int, cfg UDPConfig) {
+func benchBatchEcho(b *testing.B, clients, window int, cfg transport.UDPConfig) {
 	to := batchServer(b, cfg).LocalAddr()
 	cfg.ReadBuffer, cfg.WriteBuffer = 1<<20, 1<<20
 	runClients(b, clients, func(count int, lat *latencies) error {
-		cl, err := ListenUDP(cfg)
+		cl, err := transport.ListenUDP(cfg)
 		if err != nil {
 			return err
 		}
 		defer cl.Close()
 		cl.SetReadDeadline(time.Now().Add(time.Minute))
 		var sentAt [64]time.Time
-		reqs := makePackets(window, benchPayload)
-		reps := makePackets(window, 2048)
+		reqs := transporttest.MakePackets(window, benchPayload)
+		reps := transporttest.MakePackets(window, 2048)
 		seq := 0
-		fill := func(k int) []Packet {
+		fill := func(k int) []transport.Packet {
 			now := time.Now()
 			for i := range k {
 				binary.LittleEndian.PutUint32(reqs[i].Buf, uint32(seq))

@@ -1,8 +1,10 @@
 // Package transport moves datagrams between NAAM nodes and clients: the
-// bottom of the NIC model's data path, below the wire codec.
+// bottom of the network path, below the wire codec, under nicrt/server
+// and nicrt/caller.
 //
 // It owns one small interface, Conn (batched read and write of Packets,
-// a read deadline, Close), and three implementations of it:
+// a read deadline, Close), its implementation over UDP, and TxQueue, the
+// sender that many goroutines share to write through one Conn in batches:
 //
 //   - UDPConn: a real UDP socket read and written in batches with
 //     recvmmsg/sendmmsg. On Linux it makes those calls itself through the
@@ -14,12 +16,12 @@
 //     ListenUDPQueues opens one socket per rx queue on a single port with
 //     SO_REUSEPORT; the kernel spreads flows over them by a hash of each
 //     datagram's 4-tuple (see ListenUDPQueues).
-//   - MemConn: an endpoint of an in-memory Network, for unit tests. Each
-//     endpoint has a bounded queue; a packet that finds it full is dropped
-//     and counted, as a NIC drops on a full rx ring. Nothing in it depends
-//     on timing or randomness.
-//   - Lossy: a wrapper over any Conn that drops, duplicates, reorders and
-//     delays packets in each direction, from a seed, and counts what it did.
+//   - TxQueue: flat combining over one Conn, so that the replies and
+//     requests of many goroutines leave in few WriteBatch calls.
+//
+// The test doubles, an in-memory network and a lossy wrapper, are in
+// nicrt/transport/transporttest, with the conformance suite every Conn
+// passes.
 //
 // Buffers are always the caller's: a Packet names a buffer that the
 // transport fills (ReadBatch) or reads (WriteBatch) during the call and

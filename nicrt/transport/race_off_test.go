@@ -1,5 +1,5 @@
 //go:build !race
 
-package transport
+package transport_test
 
 const raceEnabled = false

@@ -1,6 +1,6 @@
 //go:build race
 
-package transport
+package transport_test
 
 // raceEnabled: the race detector changes allocation counts.
 const raceEnabled = true

@@ -1,28 +1,33 @@
-package transport
+package transport_test
 
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net/netip"
+	"os"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/naam-project/naam/nicrt/transport"
+	"github.com/naam-project/naam/nicrt/transport/transporttest"
 )
 
 // udpPair opens two sockets on ip configured as cfg.
-func udpPair(ip netip.Addr, cfg UDPConfig) pairFunc {
-	return func(t *testing.T) (Conn, Conn) {
+func udpPair(ip netip.Addr, cfg transport.UDPConfig) transporttest.Pair {
+	return func(t *testing.T) (transport.Conn, transport.Conn) {
 		cfg.Addr = netip.AddrPortFrom(ip, 0)
-		a, err := ListenUDP(cfg)
+		a, err := transport.ListenUDP(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := ListenUDP(cfg)
+		b, err := transport.ListenUDP(cfg)
 		if err != nil {
 			a.Close()
 			t.Fatal(err)
 		}
-		closeAll(t, a, b)
+		transporttest.CloseAll(t, a, b)
 		return a, b
 	}
 }
@@ -30,32 +35,32 @@ func udpPair(ip netip.Addr, cfg UDPConfig) pairFunc {
 // udpPaths are the UDPConn configurations every UDP test runs on.
 var udpPaths = []struct {
 	name string
-	cfg  UDPConfig
+	cfg  transport.UDPConfig
 }{
-	{"own", UDPConfig{}},
-	{"own-nooffload", UDPConfig{NoOffload: true}},
-	{"portable", UDPConfig{Portable: true}},
+	{"own", transport.UDPConfig{}},
+	{"own-nooffload", transport.UDPConfig{NoOffload: true}},
+	{"portable", transport.UDPConfig{Portable: true}},
 }
 
 func TestUDPConn4(t *testing.T) {
 	for _, path := range udpPaths {
-		t.Run(path.name, func(t *testing.T) { testConn(t, udpPair(netip.MustParseAddr("127.0.0.1"), path.cfg)) })
+		t.Run(path.name, func(t *testing.T) { transporttest.TestConn(t, udpPair(netip.MustParseAddr("127.0.0.1"), path.cfg)) })
 	}
 }
 
 func TestUDPConn6(t *testing.T) {
-	c, err := ListenUDP(UDPConfig{Addr: netip.MustParseAddrPort("[::1]:0")})
+	c, err := transport.ListenUDP(transport.UDPConfig{Addr: netip.MustParseAddrPort("[::1]:0")})
 	if err != nil {
 		t.Skipf("no IPv6 loopback here: %v", err)
 	}
 	c.Close()
 	for _, path := range udpPaths {
-		t.Run(path.name, func(t *testing.T) { testConn(t, udpPair(netip.IPv6Loopback(), path.cfg)) })
+		t.Run(path.name, func(t *testing.T) { transporttest.TestConn(t, udpPair(netip.IPv6Loopback(), path.cfg)) })
 	}
 }
 
 func TestUDPDefaultsToLoopback(t *testing.T) {
-	c, err := ListenUDP(UDPConfig{})
+	c, err := transport.ListenUDP(transport.UDPConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,23 +74,23 @@ func TestUDPDefaultsToLoopback(t *testing.T) {
 // few recvmmsg calls.
 func TestUDPBatching(t *testing.T) {
 	for _, path := range udpPaths {
-		a, err := ListenUDP(path.cfg)
+		a, err := transport.ListenUDP(path.cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := ListenUDP(path.cfg)
+		b, err := transport.ListenUDP(path.cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		closeAll(t, a, b)
-		ps := makePackets(32, 100)
+		transporttest.CloseAll(t, a, b)
+		ps := transporttest.MakePackets(32, 100)
 		for i := range ps {
 			ps[i].Addr, ps[i].N = b.LocalAddr(), 100
 		}
 		if n, err := a.WriteBatch(ps); n != 32 || err != nil {
 			t.Fatalf("WriteBatch = %d, %v", n, err)
 		}
-		readN(t, b, 32)
+		transporttest.ReadN(t, b, 32)
 		as, bs := a.Stats(), b.Stats()
 		if as.TxPackets != 32 || as.TxBatches != 1 {
 			t.Errorf("%s: sender %+v, want 32 packets in 1 sendmmsg", path.name, as)
@@ -97,28 +102,28 @@ func TestUDPBatching(t *testing.T) {
 }
 
 func TestUDPAddrFamily(t *testing.T) {
-	a, err := ListenUDP(UDPConfig{})
+	a, err := transport.ListenUDP(transport.UDPConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	ps := []Packet{{Addr: netip.MustParseAddrPort("[::1]:9"), Buf: []byte("x"), N: 1}}
-	if _, err := a.WriteBatch(ps); !errors.Is(err, ErrAddrFamily) {
-		t.Errorf("IPv6 destination from an IPv4 socket: %v, want ErrAddrFamily", err)
+	ps := []transport.Packet{{Addr: netip.MustParseAddrPort("[::1]:9"), Buf: []byte("x"), N: 1}}
+	if _, err := a.WriteBatch(ps); !errors.Is(err, transport.ErrAddrFamily) {
+		t.Errorf("IPv6 destination from an IPv4 socket: %v, want transport.ErrAddrFamily", err)
 	}
 	// An IPv4-mapped destination is plain IPv4.
-	ps[0].Addr = netip.AddrPortFrom(netip.AddrFrom16(loopback4(0).Addr().As16()), a.LocalAddr().Port())
+	ps[0].Addr = netip.AddrPortFrom(netip.AddrFrom16(transporttest.Loopback4(0).Addr().As16()), a.LocalAddr().Port())
 	if n, err := a.WriteBatch(ps); n != 1 || err != nil {
 		t.Errorf("IPv4-mapped destination: %d, %v", n, err)
 	}
-	if got := readN(t, a, 1); got[0].Addr != a.LocalAddr() {
+	if got := transporttest.ReadN(t, a, 1); got[0].Addr != a.LocalAddr() {
 		t.Errorf("source %v, want %v (unmapped)", got[0].Addr, a.LocalAddr())
 	}
 }
 
 func TestUDPBufferSizes(t *testing.T) {
 	const want = 1 << 20
-	c, err := ListenUDP(UDPConfig{ReadBuffer: want, WriteBuffer: want})
+	c, err := transport.ListenUDP(transport.UDPConfig{ReadBuffer: want, WriteBuffer: want})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +145,7 @@ func TestUDPBufferSizes(t *testing.T) {
 // over all of them, and each datagram arrives exactly once.
 func TestUDPReusePortQueues(t *testing.T) {
 	const queues, clients = 4, 64
-	qs, err := ListenUDPQueues(UDPConfig{}, queues)
+	qs, err := transport.ListenUDPQueues(transport.UDPConfig{}, queues)
 	if err != nil {
 		t.Skipf("SO_REUSEPORT unavailable: %v", err)
 	}
@@ -160,8 +165,8 @@ func TestUDPReusePortQueues(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ps := makePackets(8, 64)
-			q.SetReadDeadline(time.Now().Add(waitLimit))
+			ps := transporttest.MakePackets(8, 64)
+			q.SetReadDeadline(time.Now().Add(transporttest.WaitLimit))
 			for {
 				n, err := q.ReadBatch(ps)
 				if err != nil {
@@ -178,16 +183,16 @@ func TestUDPReusePortQueues(t *testing.T) {
 		}()
 	}
 	for range clients {
-		c, err := ListenUDP(UDPConfig{})
+		c, err := transport.ListenUDP(transport.UDPConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.WriteBatch([]Packet{{Addr: qs[0].LocalAddr(), Buf: []byte("hi"), N: 2}})
+		c.WriteBatch([]transport.Packet{{Addr: qs[0].LocalAddr(), Buf: []byte("hi"), N: 2}})
 		c.Close()
 	}
 	select {
 	case <-allIn:
-	case <-time.After(waitLimit):
+	case <-time.After(transporttest.WaitLimit):
 	}
 	for _, q := range qs {
 		q.Close()
@@ -206,8 +211,8 @@ func TestUDPReusePortQueues(t *testing.T) {
 }
 
 func TestUDPQueuesNeedOne(t *testing.T) {
-	if _, err := ListenUDPQueues(UDPConfig{}, 0); err == nil {
-		t.Error("ListenUDPQueues(0) succeeded")
+	if _, err := transport.ListenUDPQueues(transport.UDPConfig{}, 0); err == nil {
+		t.Error("transport.ListenUDPQueues(0) succeeded")
 	}
 }
 
@@ -225,20 +230,20 @@ func TestUDPAllocs(t *testing.T) {
 		if path.cfg.Portable {
 			tc.max = 2 * 8
 		}
-		a, err := ListenUDP(path.cfg)
+		a, err := transport.ListenUDP(path.cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := ListenUDP(path.cfg)
+		b, err := transport.ListenUDP(path.cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := makePackets(8, 64)
+		w := transporttest.MakePackets(8, 64)
 		for i := range w {
 			w[i].Addr, w[i].N = b.LocalAddr(), 64
 		}
-		r := makePackets(8, 64)
-		b.SetReadDeadline(time.Now().Add(waitLimit))
+		r := transporttest.MakePackets(8, 64)
+		b.SetReadDeadline(time.Now().Add(transporttest.WaitLimit))
 		allocs := testing.AllocsPerRun(50, func() {
 			if n, err := a.WriteBatch(w); n != 8 || err != nil {
 				t.Fatalf("WriteBatch = %d, %v", n, err)
@@ -275,13 +280,13 @@ func TestUDPAllocs(t *testing.T) {
 func TestUDPTruncates(t *testing.T) {
 	for _, path := range udpPaths {
 		for _, batch := range []int{1, 4} {
-			c, err := ListenUDP(path.cfg)
+			c, err := transport.ListenUDP(path.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.WriteBatch([]Packet{{Addr: c.LocalAddr(), Buf: make([]byte, 100), N: 100}})
-			ps := makePackets(batch, 10)
-			c.SetReadDeadline(time.Now().Add(waitLimit))
+			c.WriteBatch([]transport.Packet{{Addr: c.LocalAddr(), Buf: make([]byte, 100), N: 100}})
+			ps := transporttest.MakePackets(batch, 10)
+			c.SetReadDeadline(time.Now().Add(transporttest.WaitLimit))
 			if n, err := c.ReadBatch(ps); n != 1 || err != nil || ps[0].N != 10 || ps[0].Addr != c.LocalAddr() {
 				t.Errorf("%s batch=%d: ReadBatch = %d, %v, N %d from %v; want 1 datagram cut to 10 bytes",
 					path.name, batch, n, err, ps[0].N, ps[0].Addr)
@@ -300,16 +305,16 @@ func TestUDPTruncates(t *testing.T) {
 func TestUDPOffloadTrains(t *testing.T) {
 	for _, path := range udpPaths {
 		t.Run(path.name, func(t *testing.T) {
-			a, _ := ListenUDP(path.cfg)
-			b, _ := ListenUDP(path.cfg)
-			c, _ := ListenUDP(path.cfg)
-			closeAll(t, a, b, c)
+			a, _ := transport.ListenUDP(path.cfg)
+			b, _ := transport.ListenUDP(path.cfg)
+			c, _ := transport.ListenUDP(path.cfg)
+			transporttest.CloseAll(t, a, b, c)
 			type want struct {
-				to  Conn
+				to  transport.Conn
 				len int
 			}
 			var plan []want
-			add := func(to Conn, n, size int) {
+			add := func(to transport.Conn, n, size int) {
 				for range n {
 					plan = append(plan, want{to, size})
 				}
@@ -321,9 +326,9 @@ func TestUDPOffloadTrains(t *testing.T) {
 			add(b, 150, 64)  // longer than a train may be (64)
 			add(c, 40, 2000) // more bytes than a train may hold
 			add(b, 1, 7)
-			ps := make([]Packet, len(plan))
+			ps := make([]transport.Packet, len(plan))
 			for i, w := range plan {
-				ps[i] = Packet{Addr: w.to.LocalAddr(), Buf: make([]byte, w.len), N: w.len}
+				ps[i] = transport.Packet{Addr: w.to.LocalAddr(), Buf: make([]byte, w.len), N: w.len}
 				for j := range ps[i].Buf {
 					ps[i].Buf[j] = byte(i)
 				}
@@ -331,7 +336,7 @@ func TestUDPOffloadTrains(t *testing.T) {
 			if n, err := a.WriteBatch(ps); n != len(ps) || err != nil {
 				t.Fatalf("WriteBatch = %d, %v; want %d", n, err, len(ps))
 			}
-			for _, rx := range []Conn{b, c} {
+			for _, rx := range []transport.Conn{b, c} {
 				var expect []int
 				for i, w := range plan {
 					if w.to == rx {
@@ -339,16 +344,16 @@ func TestUDPOffloadTrains(t *testing.T) {
 					}
 				}
 				// Read 3 at a time so that trains are handed out across calls.
-				got := make([]Packet, 0, len(expect))
-				rd := makePackets(3, 4096)
-				rx.SetReadDeadline(time.Now().Add(waitLimit))
+				got := make([]transport.Packet, 0, len(expect))
+				rd := transporttest.MakePackets(3, 4096)
+				rx.SetReadDeadline(time.Now().Add(transporttest.WaitLimit))
 				for len(got) < len(expect) {
 					n, err := rx.ReadBatch(rd)
 					if err != nil {
 						t.Fatalf("after %d of %d: %v", len(got), len(expect), err)
 					}
 					for _, p := range rd[:n] {
-						got = append(got, Packet{Addr: p.Addr, Buf: bytes.Clone(p.Payload()), N: p.N})
+						got = append(got, transport.Packet{Addr: p.Addr, Buf: bytes.Clone(p.Payload()), N: p.N})
 					}
 				}
 				for k, i := range expect {
@@ -370,4 +375,13 @@ func TestUDPOffloadTrains(t *testing.T) {
 			t.Logf("sender %+v; receiver %+v", as, bs)
 		})
 	}
+}
+func readSysctl(t *testing.T, path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	var n int
+	fmt.Sscan(string(b), &n)
+	return n
 }

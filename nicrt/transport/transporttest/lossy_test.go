@@ -1,4 +1,4 @@
-package transport
+package transporttest
 
 import (
 	"encoding/binary"
@@ -6,10 +6,12 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/naam-project/naam/nicrt/transport"
 )
 
-func lossyPair(cfg LossyConfig) pairFunc {
-	return func(t *testing.T) (Conn, Conn) {
+func lossyPair(cfg LossyConfig) Pair {
+	return func(t *testing.T) (transport.Conn, transport.Conn) {
 		a, b := memPair(t)
 		la, err := NewLossy(a, cfg)
 		if err != nil {
@@ -19,13 +21,13 @@ func lossyPair(cfg LossyConfig) pairFunc {
 		if err != nil {
 			t.Fatal(err)
 		}
-		closeAll(t, la, lb)
+		CloseAll(t, la, lb)
 		return la, lb
 	}
 }
 
-// With no faults configured a Lossy conn is a plain Conn.
-func TestLossyConnNoFaults(t *testing.T) { testConn(t, lossyPair(LossyConfig{Seed: 1})) }
+// With no faults configured a Lossy conn is a plain transport.Conn.
+func TestLossyConnNoFaults(t *testing.T) { TestConn(t, lossyPair(LossyConfig{Seed: 1})) }
 
 func TestLossyRejectsBadConfig(t *testing.T) {
 	for _, cfg := range []LossyConfig{
@@ -52,9 +54,9 @@ type trial struct {
 func (tr trial) run(t *testing.T) (got []uint32, st FaultStats) {
 	t.Helper()
 	nw := NewNetwork(MemConfig{QueueLen: 4 * tr.n})
-	ma, _ := nw.Listen(Addr{})
-	mb, _ := nw.Listen(Addr{})
-	var a, b Conn = ma, mb
+	ma, _ := nw.Listen(transport.Addr{})
+	mb, _ := nw.Listen(transport.Addr{})
+	var a, b transport.Conn = ma, mb
 	var lossy *Lossy
 	var err error
 	if tr.recv {
@@ -70,7 +72,7 @@ func (tr trial) run(t *testing.T) (got []uint32, st FaultStats) {
 	defer a.Close()
 	defer b.Close()
 
-	ps := makePackets(8, 4)
+	ps := MakePackets(8, 4)
 	for i := 0; i < tr.n; i += len(ps) {
 		k := min(len(ps), tr.n-i)
 		for j := range k {
@@ -84,12 +86,12 @@ func (tr trial) run(t *testing.T) (got []uint32, st FaultStats) {
 	// Read until the line has gone quiet: held packets come out within
 	// the reorder timeout or delay.
 	quiet := 50*time.Millisecond + tr.faults.Delay + tr.faults.Jitter
-	rd := makePackets(8, 4)
-	end := time.Now().Add(waitLimit)
+	rd := MakePackets(8, 4)
+	end := time.Now().Add(WaitLimit)
 	for time.Now().Before(end) {
 		b.SetReadDeadline(time.Now().Add(quiet))
 		n, err := b.ReadBatch(rd)
-		if IsTimeout(err) {
+		if transport.IsTimeout(err) {
 			break
 		}
 		if err != nil {
@@ -218,9 +220,9 @@ func TestLossyDelay(t *testing.T) {
 	for _, recv := range []bool{false, true} {
 		const delay = 30 * time.Millisecond
 		nw := NewNetwork(MemConfig{})
-		ma, _ := nw.Listen(Addr{})
-		mb, _ := nw.Listen(Addr{})
-		var a, b Conn = ma, mb
+		ma, _ := nw.Listen(transport.Addr{})
+		mb, _ := nw.Listen(transport.Addr{})
+		var a, b transport.Conn = ma, mb
 		cfg := LossyConfig{Seed: 1}
 		if recv {
 			cfg.Recv.Delay = delay
@@ -230,8 +232,8 @@ func TestLossyDelay(t *testing.T) {
 			a, _ = NewLossy(ma, cfg)
 		}
 		start := time.Now()
-		a.WriteBatch([]Packet{{Addr: b.LocalAddr(), Buf: []byte("late"), N: 4}})
-		got := readN(t, b, 1)
+		a.WriteBatch([]transport.Packet{{Addr: b.LocalAddr(), Buf: []byte("late"), N: 4}})
+		got := ReadN(t, b, 1)
 		el := time.Since(start)
 		if string(got[0].Buf) != "late" || el < delay {
 			t.Errorf("recv=%v: %q after %v, want \"late\" after at least %v", recv, got[0].Buf, el, delay)

@@ -1,4 +1,4 @@
-package transport
+package transporttest
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/naam-project/naam/nicrt/transport"
 )
 
 // Faults describes what a Lossy conn does to the packets of one direction.
@@ -56,15 +58,15 @@ type LossyStats struct {
 	Send, Recv FaultStats
 }
 
-// Lossy wraps a Conn and injects faults, for testing the layers above.
+// Lossy wraps a transport.Conn and injects faults, for testing the layers above.
 // Packets it holds back (reordered or delayed) are copies in its own
 // buffers; on the send side a timer sends them when they fall due, on the
 // receive side ReadBatch wakes for them.
 type Lossy struct {
-	inner Conn
+	inner transport.Conn
 
-	rmu     sync.Mutex // one ReadBatch at a time
-	scratch []Packet   // ReadBatch reads the inner conn into these
+	rmu     sync.Mutex         // one ReadBatch at a time
+	scratch []transport.Packet // ReadBatch reads the inner conn into these
 	sbufs   []byte
 
 	mu       sync.Mutex
@@ -79,7 +81,7 @@ type Lossy struct {
 }
 
 // NewLossy wraps inner. The probabilities must lie in [0, 1].
-func NewLossy(inner Conn, cfg LossyConfig) (*Lossy, error) {
+func NewLossy(inner transport.Conn, cfg LossyConfig) (*Lossy, error) {
 	for _, d := range []struct {
 		name string
 		f    *Faults
@@ -115,17 +117,17 @@ func (l *Lossy) Stats() LossyStats {
 }
 
 // LocalAddr is the inner conn's address.
-func (l *Lossy) LocalAddr() Addr { return l.inner.LocalAddr() }
+func (l *Lossy) LocalAddr() transport.Addr { return l.inner.LocalAddr() }
 
 // WriteBatch passes the packets through the send faults and writes what
 // comes out now (with any held packets that fell due) in one inner
 // WriteBatch. Dropped and held packets count as written. An error writing a
 // packet released from an earlier call is counted in Stats().Send.Errors.
-func (l *Lossy) WriteBatch(ps []Packet) (int, error) {
+func (l *Lossy) WriteBatch(ps []transport.Packet) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return 0, fmt.Errorf("transport: lossy write: %w", ErrClosed)
+		return 0, fmt.Errorf("transport: lossy write: %w", transport.ErrClosed)
 	}
 	now := time.Now()
 	line := &l.send
@@ -216,7 +218,7 @@ func (l *Lossy) flushSend() {
 // ReadBatch reads from the inner conn, passes each packet through the
 // receive faults and returns what comes out, waking by itself when a held
 // packet falls due.
-func (l *Lossy) ReadBatch(ps []Packet) (int, error) {
+func (l *Lossy) ReadBatch(ps []transport.Packet) (int, error) {
 	if len(ps) == 0 {
 		return 0, nil
 	}
@@ -227,7 +229,7 @@ func (l *Lossy) ReadBatch(ps []Packet) (int, error) {
 		l.mu.Lock()
 		if l.closed {
 			l.mu.Unlock()
-			return 0, fmt.Errorf("transport: lossy read: %w", ErrClosed)
+			return 0, fmt.Errorf("transport: lossy read: %w", transport.ErrClosed)
 		}
 		now := time.Now()
 		l.recv.out = l.recv.out[:0]
@@ -255,7 +257,7 @@ func (l *Lossy) ReadBatch(ps []Packet) (int, error) {
 		}
 		l.queueReady()
 		l.mu.Unlock()
-		if err != nil && !IsTimeout(err) {
+		if err != nil && !transport.IsTimeout(err) {
 			return 0, err
 		}
 		// A timeout is ours (a held packet is due) or the caller's: the
@@ -264,13 +266,13 @@ func (l *Lossy) ReadBatch(ps []Packet) (int, error) {
 }
 
 // prepareScratch sizes the inner read buffers to the caller's largest.
-func (l *Lossy) prepareScratch(ps []Packet) {
+func (l *Lossy) prepareScratch(ps []transport.Packet) {
 	size := 0
 	for i := range ps {
 		size = max(size, len(ps[i].Buf))
 	}
 	if len(ps) > len(l.scratch) || size > len(l.sbufs)/max(len(l.scratch), 1) {
-		l.scratch = make([]Packet, len(ps))
+		l.scratch = make([]transport.Packet, len(ps))
 		l.sbufs = make([]byte, len(ps)*size)
 		for i := range l.scratch {
 			l.scratch[i].Buf = l.sbufs[i*size : (i+1)*size : (i+1)*size]
@@ -298,7 +300,7 @@ func (l *Lossy) queueReady() {
 	l.recv.out = l.recv.out[:0]
 }
 
-func (l *Lossy) takeReady(ps []Packet) int {
+func (l *Lossy) takeReady(ps []transport.Packet) int {
 	n := 0
 	for n < len(ps) && l.readyOff < len(l.ready) {
 		o := &l.ready[l.readyOff]
@@ -317,7 +319,7 @@ func (l *Lossy) SetReadDeadline(t time.Time) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return fmt.Errorf("transport: lossy deadline: %w", ErrClosed)
+		return fmt.Errorf("transport: lossy deadline: %w", transport.ErrClosed)
 	}
 	l.deadline = t
 	l.setInnerDeadline()
@@ -329,7 +331,7 @@ func (l *Lossy) Close() error {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
-		return fmt.Errorf("transport: lossy close: %w", ErrClosed)
+		return fmt.Errorf("transport: lossy close: %w", transport.ErrClosed)
 	}
 	l.closed = true
 	if l.timer != nil {
@@ -342,7 +344,7 @@ func (l *Lossy) Close() error {
 	return l.inner.Close()
 }
 
-func checkPacket(p *Packet) error {
+func checkPacket(p *transport.Packet) error {
 	if p.N < 0 || p.N > len(p.Buf) {
 		return fmt.Errorf("transport: packet length %d outside its buffer of %d", p.N, len(p.Buf))
 	}
@@ -360,22 +362,22 @@ type faultLine struct {
 	delayed []heldPacket // delayed: a min-heap by (at, seq)
 	seq     uint64
 
-	out   []linePacket // what leaves the line now, in order
-	batch []Packet     // out as a Packet slice for the inner WriteBatch
-	free  [][]byte     // recycled buffers for copies
+	out   []linePacket       // what leaves the line now, in order
+	batch []transport.Packet // out as a transport.Packet slice for the inner WriteBatch
+	free  [][]byte           // recycled buffers for copies
 }
 
 // linePacket is a packet leaving a line. from is the caller's index for a
 // packet of the current WriteBatch, -1 for a released copy (whose buffer
 // the line owns).
 type linePacket struct {
-	p    Packet
+	p    transport.Packet
 	from int
 }
 
 type heldPacket struct {
-	p     Packet // Buf owned by the line
-	after int    // reordered: packets still to pass it
+	p     transport.Packet // Buf owned by the line
+	after int              // reordered: packets still to pass it
 	at    time.Time
 	seq   uint64
 }
@@ -383,7 +385,7 @@ type heldPacket struct {
 // offer passes one packet through the faults, appending what leaves now to
 // l.out. A packet that leaves at once keeps the caller's buffer unless copy
 // is set; one that is held is always copied.
-func (l *faultLine) offer(p Packet, from int, copyNow bool, now time.Time) {
+func (l *faultLine) offer(p transport.Packet, from int, copyNow bool, now time.Time) {
 	l.stats.Packets++
 	// Always draw the same numbers per packet so that changing one rate
 	// does not shift the decisions of the others.
@@ -486,14 +488,14 @@ func (l *faultLine) recycle() {
 	l.out = l.out[:0]
 }
 
-func (l *faultLine) copyOf(p Packet) Packet {
+func (l *faultLine) copyOf(p transport.Packet) transport.Packet {
 	var b []byte
 	if n := len(l.free); n > 0 {
 		b = l.free[n-1]
 		l.free = l.free[:n-1]
 	}
 	b = append(b[:0], p.Buf[:p.N]...)
-	return Packet{Addr: p.Addr, Buf: b, N: p.N}
+	return transport.Packet{Addr: p.Addr, Buf: b, N: p.N}
 }
 
 func (l *faultLine) pushDelayed(h heldPacket) {

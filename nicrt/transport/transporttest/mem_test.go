@@ -1,39 +1,41 @@
-package transport
+package transporttest
 
 import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/naam-project/naam/nicrt/transport"
 )
 
-func memPair(t *testing.T) (Conn, Conn) {
+func memPair(t *testing.T) (transport.Conn, transport.Conn) {
 	nw := NewNetwork(MemConfig{})
-	a, err := nw.Listen(Addr{})
+	a, err := nw.Listen(transport.Addr{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := nw.Listen(Addr{})
+	b, err := nw.Listen(transport.Addr{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	closeAll(t, a, b)
+	CloseAll(t, a, b)
 	return a, b
 }
 
-func TestMemConn(t *testing.T) { testConn(t, memPair) }
+func TestMemConn(t *testing.T) { TestConn(t, memPair) }
 
 func TestMemAddresses(t *testing.T) {
 	nw := NewNetwork(MemConfig{})
-	a, _ := nw.Listen(Addr{})
-	b, _ := nw.Listen(Addr{})
-	if a.LocalAddr() != loopback4(10000) || b.LocalAddr() != loopback4(10001) {
+	a, _ := nw.Listen(transport.Addr{})
+	b, _ := nw.Listen(transport.Addr{})
+	if a.LocalAddr() != Loopback4(10000) || b.LocalAddr() != Loopback4(10001) {
 		t.Errorf("automatic addresses %v, %v; want 127.0.0.1:10000, :10001", a.LocalAddr(), b.LocalAddr())
 	}
-	if _, err := nw.Listen(loopback4(10000)); !errors.Is(err, ErrAddrInUse) {
+	if _, err := nw.Listen(Loopback4(10000)); !errors.Is(err, ErrAddrInUse) {
 		t.Errorf("Listen on a taken address: %v, want ErrAddrInUse", err)
 	}
 	a.Close()
-	if c, err := nw.Listen(loopback4(10000)); err != nil {
+	if c, err := nw.Listen(Loopback4(10000)); err != nil {
 		t.Errorf("Listen after Close: %v", err)
 	} else {
 		c.Close()
@@ -43,10 +45,10 @@ func TestMemAddresses(t *testing.T) {
 
 func TestMemQueueFullDrops(t *testing.T) {
 	nw := NewNetwork(MemConfig{QueueLen: 4})
-	a, _ := nw.Listen(Addr{})
-	b, _ := nw.Listen(Addr{})
-	closeAll(t, a, b)
-	ps := makePackets(10, 8)
+	a, _ := nw.Listen(transport.Addr{})
+	b, _ := nw.Listen(transport.Addr{})
+	CloseAll(t, a, b)
+	ps := MakePackets(10, 8)
 	for i := range ps {
 		ps[i].Addr = b.LocalAddr()
 		ps[i].Buf[0] = byte(i)
@@ -55,7 +57,7 @@ func TestMemQueueFullDrops(t *testing.T) {
 	if n, err := a.WriteBatch(ps); n != 10 || err != nil {
 		t.Fatalf("WriteBatch = %d, %v", n, err)
 	}
-	rd := makePackets(16, 8)
+	rd := MakePackets(16, 8)
 	n, err := b.ReadBatch(rd)
 	if n != 4 || err != nil {
 		t.Fatalf("ReadBatch = %d, %v; want the 4 that fit", n, err)
@@ -75,26 +77,26 @@ func TestMemQueueFullDrops(t *testing.T) {
 
 func TestMemNoRouteAndLimits(t *testing.T) {
 	nw := NewNetwork(MemConfig{MaxDatagram: 100})
-	a, _ := nw.Listen(Addr{})
+	a, _ := nw.Listen(transport.Addr{})
 	defer a.Close()
-	if n, err := a.WriteBatch([]Packet{{Addr: loopback4(9), Buf: []byte("lost"), N: 4}}); n != 1 || err != nil {
+	if n, err := a.WriteBatch([]transport.Packet{{Addr: Loopback4(9), Buf: []byte("lost"), N: 4}}); n != 1 || err != nil {
 		t.Errorf("WriteBatch to nobody = %d, %v; want 1, nil (lost like UDP)", n, err)
 	}
 	if s := a.Stats(); s.NoRoute != 1 {
 		t.Errorf("NoRoute = %d, want 1", s.NoRoute)
 	}
 	big := make([]byte, 101)
-	if _, err := a.WriteBatch([]Packet{{Addr: a.LocalAddr(), Buf: big, N: 101}}); !errors.Is(err, ErrTooLarge) {
-		t.Errorf("oversized WriteBatch: %v, want ErrTooLarge", err)
+	if _, err := a.WriteBatch([]transport.Packet{{Addr: a.LocalAddr(), Buf: big, N: 101}}); !errors.Is(err, transport.ErrTooLarge) {
+		t.Errorf("oversized WriteBatch: %v, want transport.ErrTooLarge", err)
 	}
 }
 
 func TestMemTruncates(t *testing.T) {
 	nw := NewNetwork(MemConfig{})
-	a, _ := nw.Listen(Addr{})
+	a, _ := nw.Listen(transport.Addr{})
 	defer a.Close()
-	a.WriteBatch([]Packet{{Addr: a.LocalAddr(), Buf: []byte("abcdef"), N: 6}})
-	ps := makePackets(1, 3)
+	a.WriteBatch([]transport.Packet{{Addr: a.LocalAddr(), Buf: []byte("abcdef"), N: 6}})
+	ps := MakePackets(1, 3)
 	if n, err := a.ReadBatch(ps); n != 1 || err != nil || string(ps[0].Payload()) != "abc" {
 		t.Fatalf("ReadBatch = %d, %v, %q; want the first 3 bytes", n, err, ps[0].Payload())
 	}
@@ -111,8 +113,8 @@ func TestMemConcurrentReaders(t *testing.T) {
 	for range readers {
 		go func() {
 			got := 0
-			ps := makePackets(3, 8)
-			b.SetReadDeadline(time.Now().Add(waitLimit))
+			ps := MakePackets(3, 8)
+			b.SetReadDeadline(time.Now().Add(WaitLimit))
 			for got < each {
 				n, err := b.ReadBatch(ps[:min(3, each-got)])
 				if err != nil {
@@ -123,7 +125,7 @@ func TestMemConcurrentReaders(t *testing.T) {
 			done <- got
 		}()
 	}
-	ps := makePackets(1, 8)
+	ps := MakePackets(1, 8)
 	ps[0].Addr, ps[0].N = b.LocalAddr(), 1
 	for range readers * each {
 		a.WriteBatch(ps)
@@ -138,11 +140,11 @@ func TestMemConcurrentReaders(t *testing.T) {
 
 func TestMemAllocs(t *testing.T) {
 	a, b := memPair(t)
-	w := makePackets(8, 64)
+	w := MakePackets(8, 64)
 	for i := range w {
 		w[i].Addr, w[i].N = b.LocalAddr(), 64
 	}
-	r := makePackets(8, 64)
+	r := MakePackets(8, 64)
 	allocs := testing.AllocsPerRun(100, func() {
 		a.WriteBatch(w)
 		if n, err := b.ReadBatch(r); n != 8 || err != nil {

@@ -1,4 +1,4 @@
-package transport
+package transporttest
 
 import (
 	"bytes"
@@ -8,17 +8,21 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/naam-project/naam/nicrt/transport"
 )
 
-// The conformance suite: every Conn implementation must pass these.
+// The conformance suite: every transport.Conn must pass it (TestConn),
+// as golang.org/x/net/nettest.TestConn checks a net.Conn.
 
-// pairFunc opens two connected-by-network Conns; the test closes them.
-type pairFunc func(t *testing.T) (a, b Conn)
+// Pair opens two Conns that reach each other; the test closes them.
+type Pair func(t *testing.T) (a, b transport.Conn)
 
-// waitLimit bounds every blocking step of a test.
-const waitLimit = 5 * time.Second
+// WaitLimit bounds every blocking step of a test.
+const WaitLimit = 5 * time.Second
 
-func testConn(t *testing.T, pair pairFunc) {
+// TestConn runs the conformance suite on the Conns pair opens.
+func TestConn(t *testing.T, pair Pair) {
 	t.Run("BatchRoundTrip", func(t *testing.T) { testBatchRoundTrip(t, pair) })
 	t.Run("Echo", func(t *testing.T) { testEcho(t, pair) })
 	t.Run("CloseUnblocksReader", func(t *testing.T) { testCloseUnblocks(t, pair) })
@@ -28,20 +32,21 @@ func testConn(t *testing.T, pair pairFunc) {
 	t.Run("BadLength", func(t *testing.T) { testBadLength(t, pair) })
 }
 
-func makePackets(n, size int) []Packet {
-	ps := make([]Packet, n)
+// MakePackets returns n packets with buffers of size bytes.
+func MakePackets(n, size int) []transport.Packet {
+	ps := make([]transport.Packet, n)
 	for i := range ps {
 		ps[i].Buf = make([]byte, size)
 	}
 	return ps
 }
 
-// readN reads until want packets have arrived or waitLimit passes.
-func readN(t *testing.T, c Conn, want int) []Packet {
+// ReadN reads until want packets have arrived or WaitLimit passes.
+func ReadN(t *testing.T, c transport.Conn, want int) []transport.Packet {
 	t.Helper()
-	got := make([]Packet, 0, want)
-	ps := makePackets(8, 2048)
-	c.SetReadDeadline(time.Now().Add(waitLimit))
+	got := make([]transport.Packet, 0, want)
+	ps := MakePackets(8, 2048)
+	c.SetReadDeadline(time.Now().Add(WaitLimit))
 	defer c.SetReadDeadline(time.Time{})
 	for len(got) < want {
 		n, err := c.ReadBatch(ps)
@@ -49,16 +54,16 @@ func readN(t *testing.T, c Conn, want int) []Packet {
 			t.Fatalf("after %d of %d packets: %v", len(got), want, err)
 		}
 		for _, p := range ps[:n] {
-			got = append(got, Packet{Addr: p.Addr, Buf: bytes.Clone(p.Payload()), N: p.N})
+			got = append(got, transport.Packet{Addr: p.Addr, Buf: bytes.Clone(p.Payload()), N: p.N})
 		}
 	}
 	return got
 }
 
-func testBatchRoundTrip(t *testing.T, pair pairFunc) {
+func testBatchRoundTrip(t *testing.T, pair Pair) {
 	a, b := pair(t)
 	const n = 16
-	ps := makePackets(n, 64)
+	ps := MakePackets(n, 64)
 	for i := range ps {
 		ps[i].Addr = b.LocalAddr()
 		ps[i].N = copy(ps[i].Buf, fmt.Sprintf("packet %02d", i))
@@ -66,7 +71,7 @@ func testBatchRoundTrip(t *testing.T, pair pairFunc) {
 	if sent, err := a.WriteBatch(ps); sent != n || err != nil {
 		t.Fatalf("WriteBatch = %d, %v; want %d, nil", sent, err, n)
 	}
-	got := readN(t, b, n)
+	got := ReadN(t, b, n)
 	for i, p := range got {
 		if want := fmt.Sprintf("packet %02d", i); string(p.Buf) != want {
 			t.Errorf("packet %d = %q, want %q", i, p.Buf, want)
@@ -77,23 +82,23 @@ func testBatchRoundTrip(t *testing.T, pair pairFunc) {
 	}
 }
 
-func testEcho(t *testing.T, pair pairFunc) {
+func testEcho(t *testing.T, pair Pair) {
 	a, b := pair(t)
 	done := make(chan error, 1)
 	go func() {
-		ps := makePackets(4, 256)
-		b.SetReadDeadline(time.Now().Add(waitLimit))
+		ps := MakePackets(4, 256)
+		b.SetReadDeadline(time.Now().Add(WaitLimit))
 		n, err := b.ReadBatch(ps)
 		if err == nil {
 			_, err = b.WriteBatch(ps[:n]) // the same Packets echo to their senders
 		}
 		done <- err
 	}()
-	req := []Packet{{Addr: b.LocalAddr(), Buf: []byte("ping"), N: 4}}
+	req := []transport.Packet{{Addr: b.LocalAddr(), Buf: []byte("ping"), N: 4}}
 	if _, err := a.WriteBatch(req); err != nil {
 		t.Fatal(err)
 	}
-	got := readN(t, a, 1)
+	got := ReadN(t, a, 1)
 	if string(got[0].Buf) != "ping" || got[0].Addr != b.LocalAddr() {
 		t.Errorf("echo = %q from %v, want \"ping\" from %v", got[0].Buf, got[0].Addr, b.LocalAddr())
 	}
@@ -102,93 +107,94 @@ func testEcho(t *testing.T, pair pairFunc) {
 	}
 }
 
-func testCloseUnblocks(t *testing.T, pair pairFunc) {
+func testCloseUnblocks(t *testing.T, pair Pair) {
 	_, b := pair(t)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := b.ReadBatch(makePackets(1, 64))
+		_, err := b.ReadBatch(MakePackets(1, 64))
 		errc <- err
 	}()
 	time.Sleep(20 * time.Millisecond) // let the reader block
 	b.Close()
 	select {
 	case err := <-errc:
-		if !errors.Is(err, ErrClosed) {
-			t.Errorf("ReadBatch after Close: %v, want ErrClosed", err)
+		if !errors.Is(err, transport.ErrClosed) {
+			t.Errorf("ReadBatch after Close: %v, want transport.ErrClosed", err)
 		}
-	case <-time.After(waitLimit):
+	case <-time.After(WaitLimit):
 		t.Fatal("Close did not unblock ReadBatch")
 	}
 }
 
-func testDeadline(t *testing.T, pair pairFunc) {
+func testDeadline(t *testing.T, pair Pair) {
 	_, b := pair(t)
 	start := time.Now()
 	b.SetReadDeadline(start.Add(30 * time.Millisecond))
-	_, err := b.ReadBatch(makePackets(1, 64))
-	if !IsTimeout(err) || !errors.Is(err, os.ErrDeadlineExceeded) {
+	_, err := b.ReadBatch(MakePackets(1, 64))
+	if !transport.IsTimeout(err) || !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("ReadBatch = %v, want deadline exceeded", err)
 	}
-	if el := time.Since(start); el < 25*time.Millisecond || el > waitLimit {
+	if el := time.Since(start); el < 25*time.Millisecond || el > WaitLimit {
 		t.Errorf("timed out after %v, want about 30ms", el)
 	}
 	// A passed deadline fails at once; clearing it makes reads block again.
-	if _, err := b.ReadBatch(makePackets(1, 64)); !IsTimeout(err) {
+	if _, err := b.ReadBatch(MakePackets(1, 64)); !transport.IsTimeout(err) {
 		t.Errorf("second ReadBatch = %v, want deadline exceeded", err)
 	}
 }
 
-func testDeadlineWhileBlocked(t *testing.T, pair pairFunc) {
+func testDeadlineWhileBlocked(t *testing.T, pair Pair) {
 	a, b := pair(t)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := b.ReadBatch(makePackets(1, 64))
+		_, err := b.ReadBatch(MakePackets(1, 64))
 		errc <- err
 	}()
 	time.Sleep(20 * time.Millisecond)
 	b.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
 	select {
 	case err := <-errc:
-		if !IsTimeout(err) {
+		if !transport.IsTimeout(err) {
 			t.Errorf("ReadBatch = %v, want deadline exceeded", err)
 		}
-	case <-time.After(waitLimit):
+	case <-time.After(WaitLimit):
 		t.Fatal("a deadline set while blocked did not end ReadBatch")
 	}
 	// Cleared again, the conn reads normally.
 	b.SetReadDeadline(time.Time{})
-	a.WriteBatch([]Packet{{Addr: b.LocalAddr(), Buf: []byte("x"), N: 1}})
-	if got := readN(t, b, 1); string(got[0].Buf) != "x" {
+	a.WriteBatch([]transport.Packet{{Addr: b.LocalAddr(), Buf: []byte("x"), N: 1}})
+	if got := ReadN(t, b, 1); string(got[0].Buf) != "x" {
 		t.Errorf("got %q after clearing the deadline", got[0].Buf)
 	}
 }
 
-func testAfterClose(t *testing.T, pair pairFunc) {
+func testAfterClose(t *testing.T, pair Pair) {
 	a, b := pair(t)
 	a.Close()
-	if _, err := a.ReadBatch(makePackets(1, 8)); !errors.Is(err, ErrClosed) {
-		t.Errorf("ReadBatch after Close: %v, want ErrClosed", err)
+	if _, err := a.ReadBatch(MakePackets(1, 8)); !errors.Is(err, transport.ErrClosed) {
+		t.Errorf("ReadBatch after Close: %v, want transport.ErrClosed", err)
 	}
-	if _, err := a.WriteBatch([]Packet{{Addr: b.LocalAddr(), Buf: []byte("x"), N: 1}}); !errors.Is(err, ErrClosed) {
-		t.Errorf("WriteBatch after Close: %v, want ErrClosed", err)
+	if _, err := a.WriteBatch([]transport.Packet{{Addr: b.LocalAddr(), Buf: []byte("x"), N: 1}}); !errors.Is(err, transport.ErrClosed) {
+		t.Errorf("WriteBatch after Close: %v, want transport.ErrClosed", err)
 	}
 }
 
-func testBadLength(t *testing.T, pair pairFunc) {
+func testBadLength(t *testing.T, pair Pair) {
 	a, b := pair(t)
-	ps := []Packet{
+	ps := []transport.Packet{
 		{Addr: b.LocalAddr(), Buf: []byte("ok"), N: 2},
 		{Addr: b.LocalAddr(), Buf: []byte("no"), N: 3},
 	}
 	if n, err := a.WriteBatch(ps); n != 1 || err == nil {
 		t.Errorf("WriteBatch with N > len(Buf) = %d, %v; want 1 and an error", n, err)
 	}
-	if got := readN(t, b, 1); string(got[0].Buf) != "ok" {
+	if got := ReadN(t, b, 1); string(got[0].Buf) != "ok" {
 		t.Errorf("got %q, want the packet before the bad one", got[0].Buf)
 	}
 }
 
-func closeAll(t *testing.T, cs ...Conn) {
+// CloseAll closes cs when the test ends.
+func CloseAll(t *testing.T, cs ...transport.Conn) {
 	t.Cleanup(func() {
 		for _, c := range cs {
 			c.Close()
@@ -196,16 +202,7 @@ func closeAll(t *testing.T, cs ...Conn) {
 	})
 }
 
-func loopback4(port uint16) Addr {
+// Loopback4 is 127.0.0.1:port.
+func Loopback4(port uint16) transport.Addr {
 	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), port)
-}
-
-func readSysctl(t *testing.T, path string) int {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	var n int
-	fmt.Sscan(string(b), &n)
-	return n
 }

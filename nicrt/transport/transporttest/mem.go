@@ -1,4 +1,4 @@
-package transport
+package transporttest
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/naam-project/naam/nicrt/transport"
 )
 
 // MemConfig configures an in-memory Network. Zero fields take the defaults.
@@ -15,7 +17,7 @@ type MemConfig struct {
 	// arriving at a full queue is dropped and counted. Default 1024.
 	QueueLen int
 	// MaxDatagram is the largest payload WriteBatch accepts; larger ones
-	// fail with ErrTooLarge. Default MaxDatagram.
+	// fail with transport.ErrTooLarge. Default transport.MaxDatagram.
 	MaxDatagram int
 }
 
@@ -33,7 +35,7 @@ type Network struct {
 	cfg MemConfig
 
 	mu       sync.RWMutex
-	eps      map[Addr]*MemConn
+	eps      map[transport.Addr]*MemConn
 	nextPort uint16
 }
 
@@ -43,19 +45,19 @@ func NewNetwork(cfg MemConfig) *Network {
 		cfg.QueueLen = DefaultMemQueueLen
 	}
 	if cfg.MaxDatagram <= 0 {
-		cfg.MaxDatagram = MaxDatagram
+		cfg.MaxDatagram = transport.MaxDatagram
 	}
-	return &Network{cfg: cfg, eps: make(map[Addr]*MemConn), nextPort: firstMemPort}
+	return &Network{cfg: cfg, eps: make(map[transport.Addr]*MemConn), nextPort: firstMemPort}
 }
 
 // firstMemPort is where automatic port numbers start, so that tests that
 // name ports themselves can stay below it.
 const firstMemPort = 10000
 
-// Listen adds an endpoint at addr. The zero Addr means 127.0.0.1 with a
+// Listen adds an endpoint at addr. The zero transport.Addr means 127.0.0.1 with a
 // fresh port; port 0 picks the lowest free port from 10000 up, so a test
 // that opens endpoints in the same order gets the same addresses.
-func (n *Network) Listen(addr Addr) (*MemConn, error) {
+func (n *Network) Listen(addr transport.Addr) (*MemConn, error) {
 	ip := addr.Addr()
 	if !ip.IsValid() {
 		ip = netip.AddrFrom4([4]byte{127, 0, 0, 1})
@@ -98,7 +100,7 @@ func (n *Network) Listen(addr Addr) (*MemConn, error) {
 // MemConn is an endpoint of a Network.
 type MemConn struct {
 	net   *Network
-	local Addr
+	local transport.Addr
 
 	rmu   sync.Mutex // one ReadBatch at a time
 	timer *time.Timer
@@ -116,7 +118,7 @@ type MemConn struct {
 }
 
 type memSlot struct {
-	from Addr
+	from transport.Addr
 	buf  []byte // owned by the queue, reused
 }
 
@@ -130,7 +132,7 @@ type MemStats struct {
 }
 
 // LocalAddr is the endpoint's address.
-func (c *MemConn) LocalAddr() Addr { return c.local }
+func (c *MemConn) LocalAddr() transport.Addr { return c.local }
 
 // Stats returns the endpoint's counters.
 func (c *MemConn) Stats() MemStats {
@@ -142,12 +144,12 @@ func (c *MemConn) Stats() MemStats {
 // WriteBatch delivers each packet to the queue of the endpoint at its
 // address, copying the payload. It fails only for a closed conn or a packet
 // that is malformed or larger than MemConfig.MaxDatagram.
-func (c *MemConn) WriteBatch(ps []Packet) (int, error) {
+func (c *MemConn) WriteBatch(ps []transport.Packet) (int, error) {
 	n := c.net
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	if n.eps[c.local] != c {
-		return 0, fmt.Errorf("transport: write from %v: %w", c.local, ErrClosed)
+		return 0, fmt.Errorf("transport: write from %v: %w", c.local, transport.ErrClosed)
 	}
 	var sent, noRoute uint64
 	defer func() {
@@ -162,7 +164,7 @@ func (c *MemConn) WriteBatch(ps []Packet) (int, error) {
 			return i, fmt.Errorf("transport: packet length %d outside its buffer of %d", p.N, len(p.Buf))
 		}
 		if p.N > n.cfg.MaxDatagram {
-			return i, ErrTooLarge
+			return i, transport.ErrTooLarge
 		}
 		sent++
 		dst := n.eps[netip.AddrPortFrom(p.Addr.Addr().Unmap(), p.Addr.Port())]
@@ -175,7 +177,7 @@ func (c *MemConn) WriteBatch(ps []Packet) (int, error) {
 	return len(ps), nil
 }
 
-func (c *MemConn) deliver(from Addr, payload []byte) {
+func (c *MemConn) deliver(from transport.Addr, payload []byte) {
 	c.mu.Lock()
 	if c.closed || c.count == len(c.queue) {
 		c.stats.Dropped++
@@ -199,7 +201,7 @@ func (c *MemConn) poke() {
 
 // ReadBatch takes up to len(ps) packets from the endpoint's queue, waiting
 // for the first one.
-func (c *MemConn) ReadBatch(ps []Packet) (int, error) {
+func (c *MemConn) ReadBatch(ps []transport.Packet) (int, error) {
 	if len(ps) == 0 {
 		return 0, nil
 	}
@@ -209,7 +211,7 @@ func (c *MemConn) ReadBatch(ps []Packet) (int, error) {
 		c.mu.Lock()
 		if c.closed {
 			c.mu.Unlock()
-			return 0, fmt.Errorf("transport: read %v: %w", c.local, ErrClosed)
+			return 0, fmt.Errorf("transport: read %v: %w", c.local, transport.ErrClosed)
 		}
 		if c.count > 0 {
 			n := c.take(ps)
@@ -248,7 +250,7 @@ func (c *MemConn) ReadBatch(ps []Packet) (int, error) {
 }
 
 // take moves queued packets into ps; c.mu is held.
-func (c *MemConn) take(ps []Packet) int {
+func (c *MemConn) take(ps []transport.Packet) int {
 	n := 0
 	for n < len(ps) && c.count > 0 {
 		s := &c.queue[c.head]
@@ -276,7 +278,7 @@ func (c *MemConn) SetReadDeadline(t time.Time) error {
 	c.deadline = t
 	c.mu.Unlock()
 	if closed {
-		return fmt.Errorf("transport: set deadline %v: %w", c.local, ErrClosed)
+		return fmt.Errorf("transport: set deadline %v: %w", c.local, transport.ErrClosed)
 	}
 	c.poke()
 	return nil
@@ -293,7 +295,7 @@ func (c *MemConn) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return fmt.Errorf("transport: close %v: %w", c.local, ErrClosed)
+		return fmt.Errorf("transport: close %v: %w", c.local, transport.ErrClosed)
 	}
 	c.closed = true
 	c.count = 0
