@@ -280,17 +280,6 @@ func (n *NIC) InstallWith(tenant uint64, obj *bytecode.Object, opts InstallOptio
 	}
 	p := &Program{Tenant: tenant, Source: obj.Source, Digest: digest, Report: rep, nic: n, vm: prog, drained: make(chan struct{}, 1),
 		lines: &bytecode.Object{Code: obj.Code, Lines: obj.Lines}}
-	// Per-entry reach, outside the lock: it depends on the code only.
-	reaches := make([]reach, len(obj.Handlers))
-	anyHostOnly := false
-	for i, h := range obj.Handlers {
-		reaches[i] = scanEntry(insns, h.Entry, len(obj.Regions))
-		anyHostOnly = anyHostOnly || hostOnly(reaches[i].helpers)
-	}
-	// The walk and the verifier must agree; if they do not, the verifier's
-	// whole-object answer places every handler (on the safe side).
-	fallback := rep.HostOnly && !anyHostOnly
-
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed.Load() {
@@ -335,8 +324,12 @@ func (n *NIC) InstallWith(tenant uint64, obj *bytecode.Object, opts InstallOptio
 			}
 			h.replySize = int(extent+7) &^ 7
 		}
+		// The verifier's report of the entry says what its runs may use:
+		// the helpers (placement) and the regions (the cost model's
+		// touches).
+		entry := &rep.Entries[i]
 		switch {
-		case fallback || hostOnly(reaches[i].helpers):
+		case entry.HostOnly:
 			h.place = PlaceHostHelper
 		case h.maxInsns > n.cfg.NICBudget:
 			h.place = PlaceHostBudget
@@ -344,19 +337,8 @@ func (n *NIC) InstallWith(tenant uint64, obj *bytecode.Object, opts InstallOptio
 		if h.place != PlaceNIC && len(n.host) == 0 {
 			return nil, fmt.Errorf("%w: handler %q (%s)", ErrNeedsHost, oh.Name, h.place)
 		}
-		var reads, writes []int
-		for _, idx := range rep.RegionsRead {
-			if reaches[i].regions[idx] {
-				reads = append(reads, idx)
-			}
-		}
-		for _, idx := range rep.RegionsWritten {
-			if reaches[i].regions[idx] {
-				writes = append(writes, idx)
-			}
-		}
-		h.static[0] = n.model.touches(reads, writes, nicmem, false)
-		h.static[1] = n.model.touches(reads, writes, nicmem, true)
+		h.static[0] = n.model.touches(entry.RegionsRead, entry.RegionsWritten, nicmem, false)
+		h.static[1] = n.model.touches(entry.RegionsRead, entry.RegionsWritten, nicmem, true)
 		p.handlers = append(p.handlers, h)
 	}
 	// Nothing can fail from here on.
