@@ -3,8 +3,6 @@ package host
 import (
 	"bytes"
 	"context"
-	crand "crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -195,7 +193,7 @@ func (e events) NotifyLeave(m *memberlist.Node) {
 	}
 	n.mu.Unlock()
 	if p != nil {
-		go p.markDown() // not on memberlist's goroutine: closing waits
+		go p.MarkDown() // not on memberlist's goroutine: closing waits
 	}
 }
 
@@ -332,10 +330,3 @@ func (n *Node) Peer(ctx context.Context, name string) (*Peer, error) {
 
 // ErrNoMember: no member of the cluster has that name.
 var ErrNoMember = errors.New("host: not in the cluster")
-
-// randomID is a random non-zero node id for callers without a node.
-func randomID() uint32 {
-	var b [4]byte
-	crand.Read(b[:])
-	return binary.LittleEndian.Uint32(b[:])
-}

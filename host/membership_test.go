@@ -133,3 +133,13 @@ func TestAdvertise(t *testing.T) {
 		t.Errorf("gossiped %v for a node on %v", m.Addr, n.Addr())
 	}
 }
+
+// FuzzMeta: a member's metadata of any bytes is refused or read, never a
+// panic.
+func FuzzMeta(f *testing.F) {
+	f.Add([]byte{1, 2, 3})
+	f.Add(make([]byte, 40))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		decodeMeta(b)
+	})
+}

@@ -8,9 +8,7 @@ import (
 	"hash/fnv"
 	"io"
 	"log/slog"
-	"net"
 	"net/netip"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +16,7 @@ import (
 	"github.com/hashicorp/memberlist"
 
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/host/peer"
 	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/nicrt/caller"
 	"github.com/naam-project/naam/nicrt/server"
@@ -78,9 +77,9 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// DevSecret is the key a Config without a Secret uses. It is in the
-// source: anyone can forge its packets.
-var DevSecret = []byte("naam development key: do not use on a network")
+// DevSecret is the key a Config without a Secret uses (peer.DevSecret).
+// It is in the source: anyone can forge its packets.
+var DevSecret = peer.DevSecret
 
 // Node is one machine's NAAM runtime: its NIC, the server answering
 // active messages, its regions and programs, and its peers.
@@ -273,7 +272,8 @@ func (n *Node) NIC() *nicrt.NIC { return n.nic }
 // Server is the node's network side, for its counters.
 func (n *Node) Server() *server.Server { return n.srv }
 
-// RegionOptions are a region's rights and placement (nicrt.RegionOptions).
+// RegionOptions are a region's rights and placement, for Node.Register
+// and Peer.Register alike (nicrt.RegionOptions).
 type RegionOptions = nicrt.RegionOptions
 
 // Region is memory the node registered: the application reads and writes
@@ -316,8 +316,8 @@ func (p *Program) Handlers() []nicrt.HandlerInfo { return p.p.Handlers() }
 // Source is the program's source file name.
 func (p *Program) Source() string { return p.p.Source }
 
-// InstallOptions are the choices of one install: region bindings
-// (nicrt.InstallOptions).
+// InstallOptions are the choices of one install, for Node.InstallWith
+// and Peer.InstallWith alike: region bindings (nicrt.InstallOptions).
 type InstallOptions = nicrt.InstallOptions
 
 // Install verifies obj and makes its handlers callable, linking its
@@ -374,35 +374,9 @@ func (n *Node) Dial(ctx context.Context, addr string) (*Peer, error) {
 }
 
 // ResolveAddr turns "HOST:PORT" into an address: HOST is an IP address,
-// or a name it looks up (its first IPv4 address, else its first IPv6
-// one).
+// or a name it looks up (peer.ResolveAddr).
 func ResolveAddr(ctx context.Context, addr string) (netip.AddrPort, error) {
-	if ap, err := netip.ParseAddrPort(addr); err == nil {
-		return ap, nil
-	}
-	h, p, err := net.SplitHostPort(addr)
-	if err != nil || h == "" {
-		return netip.AddrPort{}, fmt.Errorf("address %q: want HOST:PORT", addr)
-	}
-	port, err := strconv.ParseUint(p, 10, 16)
-	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("address %q: port %q is not a number from 0 to 65535", addr, p)
-	}
-	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", h)
-	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("address %q: %w", addr, err)
-	}
-	if len(ips) == 0 {
-		return netip.AddrPort{}, fmt.Errorf("address %q: %s has no IP address", addr, h)
-	}
-	ip := ips[0]
-	for _, a := range ips {
-		if a.Unmap().Is4() {
-			ip = a
-			break
-		}
-	}
-	return netip.AddrPortFrom(ip.Unmap(), uint16(port)), nil
+	return peer.ResolveAddr(ctx, addr)
 }
 
 // Ready says whether the node serves: nil from Start until Close begins,
@@ -446,26 +420,28 @@ func (n *Node) dial(ctx context.Context, ap netip.AddrPort) (*Peer, error) {
 		n.dialing[ap] = w
 		n.mu.Unlock()
 
-		p, err := dialPeer(ctx, ap, dialConfig{self: n.cfg.ID, tenant: n.tenant, keys: n.keys, client: n.cfg.Client})
+		p, err := peer.DialConfig(ctx, ap, peer.Config{Node: n.cfg.ID, Tenant: n.tenant, Keys: n.keys, Client: n.cfg.Client, OnClose: n.forget})
 		n.mu.Lock()
 		delete(n.dialing, ap)
+		var late *Peer // dialed after Close began: closed below, not kept
 		if err == nil {
 			if n.closed {
-				err = fmt.Errorf("host: dial %v: %w", ap, ErrClosed)
-				p.Close()
+				err, late = fmt.Errorf("host: dial %v: %w", ap, ErrClosed), p
 			} else {
 				n.peers[ap] = p
-				p.onDone = n.forget
 			}
 		}
 		w.p, w.err = p, err
 		close(w.done)
 		n.mu.Unlock()
+		if late != nil {
+			late.Close() // calls n.forget, which takes n.mu
+		}
 		if err != nil {
 			return nil, err
 		}
-		n.route(p.node, ap)
-		n.log.Debug("peer dialed", "peer", ap.String(), "peer_id", p.node)
+		n.route(p.NodeID(), ap)
+		n.log.Debug("peer dialed", "peer", ap.String(), "peer_id", p.NodeID())
 		return p, nil
 	}
 }
@@ -495,8 +471,8 @@ func (n *Node) dialStatic(ap netip.AddrPort) {
 func (n *Node) forget(p *Peer) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.peers[p.addr] == p {
-		delete(n.peers, p.addr)
+	if n.peers[p.Addr()] == p {
+		delete(n.peers, p.Addr())
 	}
 }
 
@@ -520,8 +496,7 @@ func (n *Node) Close() error {
 		}
 		errs = append(errs, n.srv.Close())
 		for _, p := range peers {
-			p.closed.Store(true)
-			errs = append(errs, p.cl.Close())
+			errs = append(errs, p.Close())
 		}
 		errs = append(errs, n.nic.Close())
 		n.cerr = errors.Join(errs...)
@@ -532,24 +507,8 @@ func (n *Node) Close() error {
 
 // Dial connects to the node at addr without running a node of one's own,
 // as a tool does (`naam call`): node is the caller's id on the wire (0:
-// random), secret the tenant's key (empty: DevSecret).
+// random), secret the tenant's key (empty: DevSecret). It is peer.Dial: a
+// program that only calls links host/peer alone.
 func Dial(ctx context.Context, addr string, tenant uint32, secret []byte, node uint32) (*Peer, error) {
-	ap, err := ResolveAddr(ctx, addr)
-	if err != nil {
-		return nil, fmt.Errorf("host: dial: %w", err)
-	}
-	if tenant == 0 {
-		tenant = 1
-	}
-	if len(secret) == 0 {
-		secret = DevSecret
-	}
-	key, err := wire.NewKey(secret)
-	if err != nil {
-		return nil, fmt.Errorf("host: secret: %w", err)
-	}
-	for node == 0 {
-		node = randomID()
-	}
-	return dialPeer(ctx, ap, dialConfig{self: node, tenant: tenant, keys: wire.KeyMap{tenant: key}})
+	return peer.Dial(ctx, addr, tenant, secret, node)
 }

@@ -1,11 +1,11 @@
-package host
+package peer
 
 import (
 	"errors"
 	"fmt"
 
-	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/nicrt/caller"
+	"github.com/naam-project/naam/nicrt/wire"
 )
 
 // Errors of calls. They match with errors.Is.
@@ -30,8 +30,12 @@ var (
 	// ErrPeerDown: membership declared the peer dead or gone.
 	ErrPeerDown = errors.New("host: peer is down")
 	// ErrClosed: the node or peer was closed.
-	ErrClosed = nicrt.ErrClosed
+	ErrClosed = caller.ErrClosed
 )
+
+// errUnknownHandler is the responder's "unknown handler" status: the id
+// a call used is not installed there (any more).
+var errUnknownHandler = wire.RuntimeUnknownHandler.Err()
 
 // HandlerError is a handler's own error: it failed with Code (r0 = -Code)
 // at Pos, "file:line:col" when the peer's object has a line table there.
@@ -45,7 +49,7 @@ type RemoteError = caller.RemoteError
 // callError adds the handler's name to err and makes a remote "unknown
 // handler" match ErrNoHandler too.
 func callError(h *Handler, err error) error {
-	if errors.Is(err, nicrt.ErrUnknownHandler) {
+	if errors.Is(err, errUnknownHandler) {
 		return fmt.Errorf("host: call %s: %w (%w)", h, ErrNoHandler, err)
 	}
 	return fmt.Errorf("host: call %s: %w", h, err)

@@ -1,4 +1,4 @@
-package host
+package peer
 
 import (
 	"context"
@@ -23,8 +23,8 @@ var ErrNoProgram = errors.New("host: no such program")
 // ErrRange: a range is not inside the peer's region. Nothing was sent.
 var ErrRange = errors.New("host: outside the region")
 
-// PeerProgram is a program installed on a peer, as it described it.
-type PeerProgram struct {
+// Program is a program installed on a peer, as it described it.
+type Program struct {
 	ID     uint64 // the node's id for it (Uninstall)
 	Source string // the object's source file name ("counter.naam")
 	// Name qualifies its handlers' names: the source's base name without
@@ -34,8 +34,8 @@ type PeerProgram struct {
 	Handlers []*Handler
 }
 
-// PeerRegion is a region registered on a peer for the tenant.
-type PeerRegion struct {
+// Region is a region registered on a peer for the tenant.
+type Region struct {
 	Name     string
 	ID       uint32 // the node's id for it
 	Size     uint64 // bytes
@@ -45,17 +45,17 @@ type PeerRegion struct {
 
 // Programs lists the peer's programs for the tenant, by id, as last
 // described (Refresh asks again).
-func (p *Peer) Programs() []PeerProgram {
+func (p *Peer) Programs() []Program {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	return append([]PeerProgram(nil), p.programs...)
+	return append([]Program(nil), p.programs...)
 }
 
 // Regions lists the peer's regions for the tenant, by name, as last
 // described.
-func (p *Peer) Regions() []PeerRegion {
+func (p *Peer) Regions() []Region {
 	p.mu.RLock()
-	out := make([]PeerRegion, 0, len(p.regions))
+	out := make([]Region, 0, len(p.regions))
 	for _, r := range p.regions {
 		out = append(out, peerRegion(r))
 	}
@@ -64,13 +64,13 @@ func (p *Peer) Regions() []PeerRegion {
 	return out
 }
 
-func peerRegion(r wire.RegionDesc) PeerRegion {
-	return PeerRegion{Name: r.Name, ID: r.Region, Size: r.Size, Writable: r.Writable, NICMem: r.Placement == wire.PlacementNICMem}
+func peerRegion(r wire.RegionDesc) Region {
+	return Region{Name: r.Name, ID: r.Region, Size: r.Size, Writable: r.Writable, NICMem: r.Placement == wire.PlacementNICMem}
 }
 
 // Region returns the peer's region called name, describing the peer
 // again if it does not know it.
-func (p *Peer) Region(ctx context.Context, name string) (PeerRegion, error) {
+func (p *Peer) Region(ctx context.Context, name string) (Region, error) {
 	r, err := p.regionDesc(ctx, name)
 	return peerRegion(r), err
 }
@@ -112,9 +112,9 @@ func (p *Peer) regionNames() string {
 // "counter#3"), its source file's name ("counter.naam") or its id ("3"),
 // describing the peer again if none matches. A name two programs share
 // is an error that lists their Names.
-func (p *Peer) Program(ctx context.Context, name string) (PeerProgram, error) {
-	find := func() ([]PeerProgram, bool) {
-		var out []PeerProgram
+func (p *Peer) Program(ctx context.Context, name string) (Program, error) {
+	find := func() ([]Program, bool) {
+		var out []Program
 		for _, pr := range p.Programs() {
 			if pr.Name == name || pr.Source == name || strconv.FormatUint(pr.ID, 10) == name || programNameOf(pr) == name {
 				out = append(out, pr)
@@ -125,26 +125,26 @@ func (p *Peer) Program(ctx context.Context, name string) (PeerProgram, error) {
 	found, ok := find()
 	if !ok {
 		if err := p.Refresh(ctx); err != nil {
-			return PeerProgram{}, err
+			return Program{}, err
 		}
 		found, ok = find()
 	}
 	switch {
 	case !ok:
-		return PeerProgram{}, fmt.Errorf("host: %v has no program %q: %w (it has %s)", p.addr, name, ErrNoProgram, p.programNames())
+		return Program{}, fmt.Errorf("host: %v has no program %q: %w (it has %s)", p.addr, name, ErrNoProgram, p.programNames())
 	case len(found) > 1:
 		names := make([]string, len(found))
 		for i, pr := range found {
 			names[i] = pr.Name
 		}
-		return PeerProgram{}, fmt.Errorf("host: %v: program %q is ambiguous: name one of %s: %w", p.addr, name, strings.Join(names, ", "), ErrNoProgram)
+		return Program{}, fmt.Errorf("host: %v: program %q is ambiguous: name one of %s: %w", p.addr, name, strings.Join(names, ", "), ErrNoProgram)
 	}
 	return found[0], nil
 }
 
 // programNameOf is the program's name without the "#ID" its Name may
 // carry.
-func programNameOf(pr PeerProgram) string {
+func programNameOf(pr Program) string {
 	name, _, _ := strings.Cut(pr.Name, "#")
 	return name
 }
@@ -163,31 +163,31 @@ func (p *Peer) programNames() string {
 
 // Install sends obj to the peer, which verifies it (it trusts nothing of
 // the sender) and links its regions; the peer's handlers are then known
-// by name. It is InstallWith with the zero InstallOptions.
-func (p *Peer) Install(ctx context.Context, obj *bytecode.Object) (PeerProgram, error) {
-	return p.InstallWith(ctx, obj, InstallOptions{})
+// by name. It is InstallWith with the zero wire.InstallOptions.
+func (p *Peer) Install(ctx context.Context, obj *bytecode.Object) (Program, error) {
+	return p.InstallWith(ctx, obj, wire.InstallOptions{})
 }
 
 // InstallWith is Install with opts: opts.Regions links object regions to
 // the peer's registered regions of other names. It returns the program as
 // the peer then describes it.
-func (p *Peer) InstallWith(ctx context.Context, obj *bytecode.Object, opts InstallOptions) (PeerProgram, error) {
+func (p *Peer) InstallWith(ctx context.Context, obj *bytecode.Object, opts wire.InstallOptions) (Program, error) {
 	if err := p.usable(); err != nil {
-		return PeerProgram{}, err
+		return Program{}, err
 	}
 	inst, err := p.cl.InstallWith(ctx, p.tenant, obj, opts)
 	if err != nil {
-		return PeerProgram{}, p.err(fmt.Errorf("host: install on %v: %w", p.addr, err))
+		return Program{}, p.err(fmt.Errorf("host: install on %v: %w", p.addr, err))
 	}
 	if err := p.Refresh(ctx); err != nil {
-		return PeerProgram{}, err
+		return Program{}, err
 	}
 	for _, pr := range p.Programs() {
 		if pr.ID == inst.Program {
 			return pr, nil
 		}
 	}
-	return PeerProgram{}, fmt.Errorf("host: install on %v: program %d is gone already", p.addr, inst.Program)
+	return Program{}, fmt.Errorf("host: install on %v: program %d is gone already", p.addr, inst.Program)
 }
 
 // Uninstall removes the tenant's program with id from the peer once its
@@ -203,7 +203,7 @@ func (p *Peer) Uninstall(ctx context.Context, id uint64) error {
 }
 
 // Register asks the peer to register a region for the tenant.
-func (p *Peer) Register(ctx context.Context, name string, size uint64, opts RegionOptions) error {
+func (p *Peer) Register(ctx context.Context, name string, size uint64, opts wire.RegionOptions) error {
 	if err := p.usable(); err != nil {
 		return err
 	}
@@ -246,7 +246,7 @@ func (p *Peer) Stats(ctx context.Context, prefix string) ([]Counter, error) {
 const rangeChunk = 1024
 
 // checkRange reports a range that is not inside r.
-func checkRange(r PeerRegion, off, n uint64) error {
+func checkRange(r Region, off, n uint64) error {
 	if off > r.Size || n > r.Size-off {
 		return fmt.Errorf("%w: %d bytes at %d, region %s has %d", ErrRange, n, off, r.Name, r.Size)
 	}

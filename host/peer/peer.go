@@ -1,4 +1,4 @@
-package host
+package peer
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/naam-project/naam/bytecode"
-	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/nicrt/caller"
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"
@@ -30,7 +29,7 @@ type Peer struct {
 	mu       sync.RWMutex
 	handlers map[string]*Handler // by name and by program.name; nil: ambiguous
 	all      []*Handler
-	programs []PeerProgram // by id
+	programs []Program // by id
 	regions  map[string]wire.RegionDesc
 	refresh  sync.Mutex // one describe at a time
 
@@ -43,12 +42,17 @@ type Peer struct {
 // Counter is one of a node's counters, by name (spec/nic.md, Stats).
 type Counter = wire.Counter
 
-// dialConfig is what dialing a peer needs from the caller.
-type dialConfig struct {
-	self   uint32 // the caller's node id (src of its requests)
-	tenant uint32
-	keys   wire.Keys
-	client caller.ClientConfig
+// Config is what dialing a peer needs from the caller (DialConfig).
+type Config struct {
+	Node   uint32    // the caller's node id (the src of its requests)
+	Tenant uint32    // the tenant it calls as
+	Keys   wire.Keys // the tenant's MAC key
+	// Client tunes the calls (timeouts, tries, outstanding requests);
+	// Node, Server and Keys are set from the above.
+	Client caller.ClientConfig
+	// OnClose, if set, is called once, by Close, after the peer closed: a
+	// node that keeps one Peer per address forgets it there.
+	OnClose func(*Peer)
 }
 
 // localFor is the address a socket to remote binds: loopback for a
@@ -66,18 +70,19 @@ func localFor(remote netip.AddrPort) transport.Addr {
 	return netip.AddrPortFrom(netip.IPv6Unspecified(), 0)
 }
 
-// dialPeer asks the node at addr to describe itself (with dst 0: the
+// DialConfig asks the node at addr to describe itself (with dst 0: the
 // caller does not know its id yet), then opens the client calls go
-// through.
-func dialPeer(ctx context.Context, addr netip.AddrPort, cfg dialConfig) (*Peer, error) {
+// through. A node dials its peers so (host.Node.Dial), a tool without a
+// node with Dial.
+func DialConfig(ctx context.Context, addr netip.AddrPort, cfg Config) (*Peer, error) {
 	addr = netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port())
 	open := func(server uint32) (*caller.Client, error) {
 		conn, err := transport.ListenUDP(transport.UDPConfig{Addr: localFor(addr)})
 		if err != nil {
 			return nil, err
 		}
-		ccfg := cfg.client
-		ccfg.Node, ccfg.Server, ccfg.Keys = cfg.self, server, cfg.keys
+		ccfg := cfg.Client
+		ccfg.Node, ccfg.Server, ccfg.Keys = cfg.Node, server, cfg.Keys
 		// More patience than the runtime's defaults (8 tries, timeouts up
 		// to 100 ms: about 0.2 s): a host shares its cores with the
 		// application, and a pause of a few hundred milliseconds must not
@@ -100,7 +105,7 @@ func dialPeer(ctx context.Context, addr netip.AddrPort, cfg dialConfig) (*Peer, 
 	if err != nil {
 		return nil, fmt.Errorf("host: dial %v: %w", addr, err)
 	}
-	d, err := probe.Describe(ctx, cfg.tenant)
+	d, err := probe.Describe(ctx, cfg.Tenant)
 	probe.Close()
 	if err != nil {
 		if errors.Is(err, ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
@@ -112,7 +117,7 @@ func dialPeer(ctx context.Context, addr netip.AddrPort, cfg dialConfig) (*Peer, 
 	if err != nil {
 		return nil, fmt.Errorf("host: dial %v: %w", addr, err)
 	}
-	p := &Peer{addr: addr, tenant: cfg.tenant, cl: cl, node: d.Node}
+	p := &Peer{addr: addr, tenant: cfg.Tenant, cl: cl, node: d.Node, onDone: cfg.OnClose}
 	p.bufs.New = func() any {
 		b := make([]byte, 0, 2*(wire.HeaderSize+wire.MaxPayload))
 		return &b
@@ -134,9 +139,9 @@ func (p *Peer) load(d caller.Description) error {
 		ids[i], sources[i] = prog.Program, prog.Source
 	}
 	labels := bytecode.ProgramLabels(ids, sources)
-	programs := make([]PeerProgram, len(d.Programs))
+	programs := make([]Program, len(d.Programs))
 	for i, prog := range d.Programs {
-		programs[i] = PeerProgram{ID: prog.Program, Source: prog.Source, Name: labels[i]}
+		programs[i] = Program{ID: prog.Program, Source: prog.Source, Name: labels[i]}
 		for _, hd := range prog.Handlers {
 			h, err := newHandler(prog.Source, hd.Name, hd.ID, fieldsOf(hd.Args), fieldsOf(hd.Results))
 			if err != nil {
@@ -301,7 +306,7 @@ func (p *Peer) Call(ctx context.Context, handler string, args, result any) error
 // h failed because the peer did not know h's id and the name now has
 // another.
 func (p *Peer) renamed(ctx context.Context, name string, h *Handler, err error) *Handler {
-	if !errors.Is(err, nicrt.ErrUnknownHandler) || p.Refresh(ctx) != nil {
+	if !errors.Is(err, errUnknownHandler) || p.Refresh(ctx) != nil {
 		return nil
 	}
 	if h2, ok := p.lookup(name); ok && h2 != nil && h2.ID != h.ID {
@@ -358,7 +363,7 @@ func (p *Peer) CallID(ctx context.Context, id uint32, payload []byte) ([]byte, e
 	}
 	reply, err := p.cl.Call(ctx, p.tenant, id, payload)
 	if err != nil {
-		if errors.Is(err, nicrt.ErrUnknownHandler) {
+		if errors.Is(err, errUnknownHandler) {
 			err = fmt.Errorf("%w (%w)", ErrNoHandler, err)
 		}
 		return nil, p.err(fmt.Errorf("host: call handler %d on %v: %w", id, p.addr, err))
@@ -430,12 +435,12 @@ func (p *Peer) Go(ctx context.Context, handler string, args, result any, done ch
 
 // region returns the peer's region called name, describing it again if
 // it does not know the name.
-func (p *Peer) region(ctx context.Context, name string) (nicrt.RegionRef, error) {
+func (p *Peer) region(ctx context.Context, name string) (wire.RegionRef, error) {
 	r, err := p.regionDesc(ctx, name)
 	if err != nil {
-		return nicrt.RegionRef{}, err
+		return wire.RegionRef{}, err
 	}
-	return nicrt.RegionRef{ID: r.Region, Key: r.Key}, nil
+	return wire.RegionRef{ID: r.Region, Key: r.Key}, nil
 }
 
 // Read returns n bytes at off of the peer's region called region: an
@@ -504,9 +509,9 @@ func (p *Peer) verbError(verb string, err error) error {
 // retransmissions, timeouts, replies.
 func (p *Peer) ClientStats() caller.ClientStats { return p.cl.Stats() }
 
-// markDown fails the calls in flight with ErrPeerDown and refuses new
-// ones: membership declared the peer dead.
-func (p *Peer) markDown() {
+// MarkDown fails the calls in flight with ErrPeerDown and refuses new
+// ones: for membership, which declared the peer dead or gone.
+func (p *Peer) MarkDown() {
 	p.down.Store(true)
 	p.cl.Close()
 }
