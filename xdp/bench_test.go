@@ -9,6 +9,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/naam-project/naam/examples/kv"
+	"github.com/naam-project/naam/examples/kv/kvnode"
 	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/nicrt/wire"
 )
@@ -36,7 +37,7 @@ func BenchmarkTierKernel(b *testing.B) {
 	p := newPair(b, Config{})
 	counter := p.region("counter", 64, true, nil)
 	cfg := kv.Config{Region: "kv", Buckets: 1024, Probes: 16, ValueSize: 64}
-	obj, err := kv.Compile(cfg)
+	obj, err := kvnode.Compile(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/examples/chase"
 	"github.com/naam-project/naam/examples/kv"
+	"github.com/naam-project/naam/examples/kv/kvnode"
 	"github.com/naam-project/naam/examples/rpc"
 	"github.com/naam-project/naam/lang"
 )
@@ -40,7 +41,7 @@ func tablePrograms(t *testing.T) []program {
 		name    string
 		compile func() (*bytecode.Object, error)
 	}{
-		{"examples/kv", func() (*bytecode.Object, error) { return kv.Compile(kv.DefaultConfig()) }},
+		{"examples/kv", func() (*bytecode.Object, error) { return kvnode.Compile(kv.DefaultConfig()) }},
 		{"examples/chase", func() (*bytecode.Object, error) { return chase.Compile(chase.DefaultConfig()) }},
 		{"examples/rpc", func() (*bytecode.Object, error) { return rpc.Compile(rpc.Config{}) }},
 	} {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/naam-project/naam/examples/chase"
 	"github.com/naam-project/naam/examples/kv"
+	"github.com/naam-project/naam/examples/kv/kvnode"
 )
 
 // TestDiffKV: the KV example's get, put, delete and cas, a random mix
@@ -17,7 +18,7 @@ func TestDiffKV(t *testing.T) {
 	for _, cfg := range []kv.Config{{Region: "kv", Buckets: 256, Probes: 16, ValueSize: 64}, kv.DefaultConfig()} {
 		t.Run(fmt.Sprintf("value%d", cfg.ValueSize), func(t *testing.T) {
 			p := newPair(t, Config{})
-			obj, err := kv.Compile(cfg)
+			obj, err := kvnode.Compile(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

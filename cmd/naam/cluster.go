@@ -8,6 +8,7 @@ import (
 	"github.com/naam-project/naam/examples/call"
 	"github.com/naam-project/naam/examples/chase"
 	"github.com/naam-project/naam/examples/kv"
+	"github.com/naam-project/naam/examples/kv/kvnode"
 	"github.com/naam-project/naam/examples/rpc"
 	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/internal/bench/workload"
@@ -32,7 +33,7 @@ func startKV(ctx context.Context, server, caller *host.Node, records uint64, val
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	obj, err := kv.Compile(cfg)
+	obj, err := kvnode.Compile(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -2,13 +2,10 @@ package call
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync/atomic"
 
-	"github.com/naam-project/naam/host"
-	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/host/peer"
 	"github.com/naam-project/naam/nicrt/caller"
 	"github.com/naam-project/naam/nicrt/wire"
 )
@@ -58,105 +55,6 @@ func (e Errors) Of(what string, code uint32, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-// Local calls handlers of an in-process NIC as Tenant from node Src.
-// Request ids come from a counter of its own.
-type Local struct {
-	NIC    *nicrt.NIC
-	Tenant uint64
-	Src    uint64
-	ids    atomic.Uint64
-}
-
-// Call implements Caller with NIC.Call. The context is checked before the
-// call only: the in-process NIC always answers.
-func (l *Local) Call(ctx context.Context, handler uint32, payload []byte) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	r := l.NIC.Call(&nicrt.Message{
-		Tenant:    l.Tenant,
-		Handler:   handler,
-		RequestID: l.ids.Add(1),
-		SrcNode:   l.Src,
-		Payload:   payload,
-	})
-	return replyResult(r)
-}
-
-// replyResult turns a NIC reply into a Caller's result.
-func replyResult(r nicrt.Reply) ([]byte, error) {
-	switch r.Status {
-	case nicrt.StatusOK:
-		return r.Data, nil
-	case nicrt.StatusError:
-		return nil, &caller.HandlerError{Code: uint32(r.Code)}
-	}
-	if r.Err != nil {
-		return nil, fmt.Errorf("call: %v: %w", r.Status, r.Err)
-	}
-	return nil, fmt.Errorf("call: %v", r.Status)
-}
-
-// LocalReader runs the built-in verbs on a region of an in-process NIC:
-// a Reader and Verbs.
-type LocalReader struct {
-	NIC    *nicrt.NIC
-	Tenant uint64
-	Src    uint64
-	Region nicrt.RegionRef
-	ids    atomic.Uint64
-}
-
-func (l *LocalReader) verb(ctx context.Context, handler uint32, payload []byte) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	r := l.NIC.Call(&nicrt.Message{
-		Tenant:    l.Tenant,
-		Handler:   handler,
-		RequestID: l.ids.Add(1),
-		SrcNode:   l.Src,
-		Payload:   payload,
-	})
-	return replyResult(r)
-}
-
-// Read implements Reader.
-func (l *LocalReader) Read(ctx context.Context, off uint64, n uint32) ([]byte, error) {
-	return l.verb(ctx, nicrt.HandlerRead, wire.AppendRead(nil, l.Region, off, n))
-}
-
-// Write implements Verbs.
-func (l *LocalReader) Write(ctx context.Context, off uint64, data []byte) error {
-	_, err := l.verb(ctx, nicrt.HandlerWrite, wire.AppendWrite(nil, l.Region, off, data))
-	return err
-}
-
-// CompareAndSwap implements Verbs.
-func (l *LocalReader) CompareAndSwap(ctx context.Context, off, expected, desired uint64) (uint64, bool, error) {
-	out, err := l.verb(ctx, nicrt.HandlerCAS, wire.AppendCAS(nil, l.Region, off, expected, desired))
-	if err != nil {
-		return 0, false, err
-	}
-	if len(out) != 8 {
-		return 0, false, fmt.Errorf("call: CAS reply of %d bytes", len(out))
-	}
-	old := binary.LittleEndian.Uint64(out)
-	return old, old == expected, nil
-}
-
-// FetchAdd implements Verbs.
-func (l *LocalReader) FetchAdd(ctx context.Context, off, delta uint64) (uint64, error) {
-	out, err := l.verb(ctx, nicrt.HandlerFetchAdd, wire.AppendFetchAdd(nil, l.Region, off, delta))
-	if err != nil {
-		return 0, err
-	}
-	if len(out) != 8 {
-		return 0, fmt.Errorf("call: FETCH-ADD reply of %d bytes", len(out))
-	}
-	return binary.LittleEndian.Uint64(out), nil
-}
-
 // Remote calls handlers of a node over the network as Tenant.
 type Remote struct {
 	Client *caller.Client
@@ -173,7 +71,7 @@ func (r Remote) Call(ctx context.Context, handler uint32, payload []byte) ([]byt
 type RemoteReader struct {
 	Client *caller.Client
 	Tenant uint32
-	Region nicrt.RegionRef
+	Region wire.RegionRef
 }
 
 // Read implements Reader with Client.Read.
@@ -196,9 +94,10 @@ func (r RemoteReader) FetchAdd(ctx context.Context, off, delta uint64) (uint64, 
 	return r.Client.FetchAdd(ctx, r.Tenant, r.Region, off, delta)
 }
 
-// Peer calls a node through the host library: handlers by id, as the
-// examples' clients look them up (host.Peer.Handler(ctx, name).ID).
-type Peer struct{ P *host.Peer }
+// Peer calls a node through the host library's caller half (host/peer,
+// re-exported as host.Peer): handlers by id, as the examples' clients
+// look them up (Peer.Handler(ctx, name).ID).
+type Peer struct{ P *peer.Peer }
 
 // Call implements Caller.
 func (p Peer) Call(ctx context.Context, handler uint32, payload []byte) ([]byte, error) {
@@ -208,7 +107,7 @@ func (p Peer) Call(ctx context.Context, handler uint32, payload []byte) ([]byte,
 // PeerRegion runs the built-in verbs on one region of a node, named as
 // the node registered it, through the host library.
 type PeerRegion struct {
-	P      *host.Peer
+	P      *peer.Peer
 	Region string
 }
 

@@ -1,11 +1,14 @@
 // Package call joins the example services (examples/kv, examples/chase,
 // examples/rpc) to a NAAM node: a Caller runs one handler of an installed
-// program and a Reader is the RDMA-style READ verb on one region. Each has an
-// in-process form over a *nicrt.NIC (Local, LocalReader: tests, the demo)
-// and a network form over a *nicrt.Client (Remote, RemoteReader: naam bench).
+// program and a Reader is the RDMA-style READ verb on one region. Each has
+// a network form over a *caller.Client (Remote, RemoteReader: naam bench,
+// kvclient) and one over a host/peer Peer (Peer, PeerRegion: handlers and
+// regions by name); the in-process forms over a *nicrt.NIC, for tests, are
+// in examples/call/calltest. The package links nothing of a node, so that
+// a service's client does not either.
 //
-// A handler's own failure (fail(CODE)) comes back as a *nicrt.HandlerError
-// from either form, so the services decode codes one way (Code). Every other
+// A handler's own failure (fail(CODE)) comes back as a *caller.HandlerError
+// from every form, so the services decode codes one way (Code). Every other
 // outcome that is not a reply (a fault, a rejection) is an error naming the
 // status.
 //

@@ -8,6 +8,7 @@ import (
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/examples/call"
+	"github.com/naam-project/naam/examples/call/calltest"
 	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/verifier"
 )
@@ -19,7 +20,7 @@ type setup struct {
 	region *nicrt.Region
 	am     *Client
 	rdma   *RDMAClient
-	caller *call.Local
+	caller *calltest.Local
 	ids    HandlerIDs
 }
 
@@ -47,10 +48,10 @@ func newSetup(t testing.TB, cfg Config) *setup {
 	if err != nil {
 		t.Fatal(err)
 	}
-	caller := &call.Local{NIC: nic, Tenant: tenant, Src: 1}
+	caller := &calltest.Local{NIC: nic, Tenant: tenant, Src: 1}
 	return &setup{nic: nic, region: r, caller: caller, ids: ids,
 		am:   NewClient(caller, ids),
-		rdma: NewRDMAClient(&call.LocalReader{NIC: nic, Tenant: tenant, Src: 1, Region: r.Ref()}, cfg)}
+		rdma: NewRDMAClient(&calltest.LocalReader{NIC: nic, Tenant: tenant, Src: 1, Region: r.Ref()}, cfg)}
 }
 
 func TestLayoutAndBounds(t *testing.T) {

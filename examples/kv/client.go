@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/naam-project/naam/examples/call"
-	"github.com/naam-project/naam/host"
-	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/host/peer"
 )
 
 // DefaultRetries is how many times a Client tries an operation that met a
@@ -31,16 +30,18 @@ type HandlerIDs struct {
 	Get, Put, Delete, CAS uint32
 }
 
-// IDs finds the handler ids of p, an installed kv program.
-func IDs(p *nicrt.Program) (HandlerIDs, error) {
+// LookupIDs finds the handler ids of an installed kv program with lookup,
+// which gives the node-wide id of a handler by name: kvnode.IDs over an
+// installed program, PeerIDs over a peer's description.
+func LookupIDs(lookup func(name string) (uint32, error)) (HandlerIDs, error) {
 	var ids HandlerIDs
 	for _, h := range []struct {
 		name string
 		id   *uint32
 	}{{HandlerGet, &ids.Get}, {HandlerPut, &ids.Put}, {HandlerDelete, &ids.Delete}, {HandlerCAS, &ids.CAS}} {
-		id, ok := p.HandlerID(h.name)
-		if !ok {
-			return ids, fmt.Errorf("kv: the program has no handler %q", h.name)
+		id, err := lookup(h.name)
+		if err != nil {
+			return ids, err
 		}
 		*h.id = id
 	}
@@ -280,17 +281,12 @@ func (c *RDMAClient) get(ctx context.Context, key Key, rep *Reply) error {
 
 // PeerIDs finds the handler ids of the kv program a node installed,
 // through the host library (the node describes its handlers).
-func PeerIDs(ctx context.Context, p *host.Peer) (HandlerIDs, error) {
-	var ids HandlerIDs
-	for _, h := range []struct {
-		name string
-		id   *uint32
-	}{{HandlerGet, &ids.Get}, {HandlerPut, &ids.Put}, {HandlerDelete, &ids.Delete}, {HandlerCAS, &ids.CAS}} {
-		hd, err := p.Handler(ctx, h.name)
+func PeerIDs(ctx context.Context, p *peer.Peer) (HandlerIDs, error) {
+	return LookupIDs(func(name string) (uint32, error) {
+		h, err := p.Handler(ctx, name)
 		if err != nil {
-			return ids, fmt.Errorf("kv: %w", err)
+			return 0, fmt.Errorf("kv: %w", err)
 		}
-		*h.id = hd.ID
-	}
-	return ids, nil
+		return h.ID, nil
+	})
 }

@@ -22,13 +22,16 @@
 // version is a sequence lock: even when stable, odd while a writer holds
 // it, +2 per write; CAS on the version is the compare-and-swap operation.
 //
-// What it owns: the program source and its parameters (Config, Compile,
-// InstallOptions), the layout (the Bucket*, Slot* constants, Config.RegionSize),
-// host-side access to a table's bytes (Table: load, look up, delete,
-// with the same locking as the handlers), the request and reply encoders
-// of each handler, and the two clients. What it must never do: reach
-// into the runtime beyond call.Caller and call.Reader, so that the same
-// client runs in process and over the network.
+// What it owns: the program source and its parameters (Config, Source,
+// Constants, InstallOptions), the layout (the Bucket*, Slot* constants,
+// Config.RegionSize), host-side access to a table's bytes (Table: load,
+// look up, delete, with the same locking as the handlers), the request
+// and reply encoders of each handler, and the two clients. The node side,
+// compiling kv.naam and finding an installed program's handler ids, is
+// examples/kv/kvnode's, so that a client links neither the compiler nor
+// the NIC model (kvclient). What it must never do: reach into the
+// runtime beyond call.Caller and call.Reader, so that the same client
+// runs in process and over the network.
 //
 // Limits (the language's, documented in README.md): keys are exactly 16
 // bytes; a value is at most ValueSize (≤ 256) bytes and every GET reply and

@@ -5,19 +5,19 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/wire"
 )
 
 // Info is what a client needs to reach a table served over the network:
 // kvserver writes it as JSON and kvclient reads it. The tenant's MAC
 // secret is not in it; both ends are given it separately.
 type Info struct {
-	Addr   string          `json:"addr"` // the server's UDP address
-	Node   uint32          `json:"node"` // the server's node id
-	Tenant uint32          `json:"tenant"`
-	Config Config          `json:"config"`
-	IDs    HandlerIDs      `json:"handlers"`
-	Region nicrt.RegionRef `json:"region"` // for the one-sided verbs
+	Addr   string         `json:"addr"` // the server's UDP address
+	Node   uint32         `json:"node"` // the server's node id
+	Tenant uint32         `json:"tenant"`
+	Config Config         `json:"config"`
+	IDs    HandlerIDs     `json:"handlers"`
+	Region wire.RegionRef `json:"region"` // for the one-sided verbs
 }
 
 // WriteInfo writes info to path as JSON.

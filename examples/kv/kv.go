@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -8,14 +9,23 @@ import (
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/examples/call"
-	"github.com/naam-project/naam/examples/internal/source"
-	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/wire"
 )
 
 //go:embed kv.naam
 var sourceText []byte
 
-var prog = source.New("kv", "kv.naam", sourceText)
+// SourceFile is the name of the table's handler program, whose text
+// Source returns; examples/kv/kvnode compiles it.
+const SourceFile = "kv.naam"
+
+// Source returns kv.naam as written.
+func Source() []byte { return bytes.Clone(sourceText) }
+
+// declared are kv.naam's constants as it declares them, Config's
+// defaults: the client needs them without the language's checker, and
+// kvnode's TestDeclared checks them against the source.
+var declared = map[string]uint32{"BUCKETS": 1024, "PROBES": 16, "VALUE": 256}
 
 // RegionName is the table's region in kv.naam; Config.InstallOptions binds
 // it to the registered region Config.Region.
@@ -96,8 +106,8 @@ type Config struct {
 func DefaultConfig() Config { return Config{}.withDefaults() }
 
 // params ties c's fields to kv.naam's constants.
-func (c *Config) params() []source.Param {
-	return []source.Param{{Const: "BUCKETS", Value: &c.Buckets}, {Const: "PROBES", Value: &c.Probes}, {Const: "VALUE", Value: &c.ValueSize}}
+func (c *Config) params() map[string]*uint32 {
+	return map[string]*uint32{"BUCKETS": &c.Buckets, "PROBES": &c.Probes, "VALUE": &c.ValueSize}
 }
 
 // withDefaults fills zero fields.
@@ -105,8 +115,24 @@ func (c Config) withDefaults() Config {
 	if c.Region == "" {
 		c.Region = RegionName
 	}
-	prog.Defaults(c.params()...)
+	for name, v := range c.params() {
+		if *v == 0 {
+			*v = declared[name]
+		}
+	}
 	return c
+}
+
+// Constants are c's parameters, after defaults, as the values of
+// kv.naam's constants: what naamc build -D sets, and what kvnode.Compile
+// compiles the source with.
+func (c Config) Constants() map[string]uint32 {
+	c = c.withDefaults()
+	out := map[string]uint32{}
+	for name, v := range c.params() {
+		out[name] = *v
+	}
+	return out
 }
 
 // Validate reports what is wrong with c (after defaults).
@@ -139,20 +165,10 @@ func (c Config) RegionSize() uint64 {
 	return uint64(c.Buckets) * (BucketSize + c.SlotSize())
 }
 
-// Compile compiles kv.naam with c's parameters. The object is not verified
-// here: nicrt.NIC.Install verifies it (so does verifier.VerifyObject).
-// Install it with c.InstallOptions().
-func Compile(c Config) (*bytecode.Object, error) {
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	return prog.Compile(c.params()...)
-}
-
 // InstallOptions binds the program's region to c.Region (for
 // nicrt.NIC.InstallWith, host.Node.InstallWith, host.Peer.InstallWith).
-func (c Config) InstallOptions() nicrt.InstallOptions {
-	return nicrt.InstallOptions{Regions: map[string]string{RegionName: c.withDefaults().Region}}
+func (c Config) InstallOptions() wire.InstallOptions {
+	return wire.InstallOptions{Regions: map[string]string{RegionName: c.withDefaults().Region}}
 }
 
 // Hash is the language's hash helper over a key: FNV-1a 64, as the NIC

@@ -15,6 +15,7 @@ import (
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/examples/call"
+	"github.com/naam-project/naam/examples/call/calltest"
 	"github.com/naam-project/naam/internal/bench/workload"
 	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/nicrt"
@@ -31,7 +32,7 @@ type node struct {
 	table  *Table
 	am     *Client
 	rdma   *RDMAClient
-	caller *call.Local
+	caller *calltest.Local
 }
 
 func newNode(t testing.TB, cfgs ...Config) []*node {
@@ -71,8 +72,8 @@ func install(t testing.TB, nic *nicrt.NIC, cfg Config, nicmem bool) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	caller := &call.Local{NIC: nic, Tenant: tenant, Src: 1}
-	reader := &call.LocalReader{NIC: nic, Tenant: tenant, Src: 1, Region: r.Ref()}
+	caller := &calltest.Local{NIC: nic, Tenant: tenant, Src: 1}
+	reader := &calltest.LocalReader{NIC: nic, Tenant: tenant, Src: 1, Region: r.Ref()}
 	return &node{nic: nic, prog: p, region: r, table: tb, caller: caller,
 		am: NewClient(caller, cfg, ids), rdma: NewRDMAClient(reader, cfg)}
 }
@@ -617,7 +618,7 @@ func TestConcurrentNoTornReads(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			caller := &call.Local{NIC: n.nic, Tenant: tenant, Src: uint64(100 + w)}
+			caller := &calltest.Local{NIC: n.nic, Tenant: tenant, Src: uint64(100 + w)}
 			c := NewClient(caller, cfg, n.am.ids)
 			for i := range uint64(300) {
 				k := keys[int(i)%len(keys)]
@@ -716,9 +717,9 @@ func TestYCSBThroughTargets(t *testing.T) {
 			src := uint64(10 + c)
 			if mode == workload.ModeAM {
 				ids, _ := IDs(n.prog)
-				targets = append(targets, AMTarget{NewClient(&call.Local{NIC: n.nic, Tenant: tenant, Src: src}, cfg, ids)})
+				targets = append(targets, AMTarget{NewClient(&calltest.Local{NIC: n.nic, Tenant: tenant, Src: src}, cfg, ids)})
 			} else {
-				targets = append(targets, RDMATarget{NewRDMAClient(&call.LocalReader{NIC: n.nic, Tenant: tenant, Src: src, Region: n.region.Ref()}, cfg)})
+				targets = append(targets, RDMATarget{NewRDMAClient(&calltest.LocalReader{NIC: n.nic, Tenant: tenant, Src: src, Region: n.region.Ref()}, cfg)})
 			}
 		}
 		st, err := workload.Run(ctx, wcfg, targets)

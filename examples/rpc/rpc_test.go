@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/naam-project/naam/examples/call"
+	"github.com/naam-project/naam/examples/call/calltest"
 	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/verifier"
 )
@@ -84,7 +85,7 @@ type ledgerNode struct {
 	prog     *nicrt.Program
 	ids      HandlerIDs
 	client   *Client
-	caller   *call.Local
+	caller   *calltest.Local
 	accounts []byte
 	ledger   []byte
 }
@@ -115,7 +116,7 @@ func startNode(t *testing.T, f *fabric, cfg Config, id uint64, peers []uint64) *
 	f.mu.Lock()
 	f.nics[id], f.progs[id], f.nodeOf[p] = nic, p, id
 	f.mu.Unlock()
-	caller := &call.Local{NIC: nic, Tenant: tenant, Src: 1000 + id}
+	caller := &calltest.Local{NIC: nic, Tenant: tenant, Src: 1000 + id}
 	n := &ledgerNode{id: id, nic: nic, prog: p, ids: ids, client: NewClient(caller, ids), caller: caller}
 	n.accounts, n.ledger = rs.Accounts.Bytes(), rs.Ledger.Bytes()
 	return n
@@ -303,7 +304,7 @@ func TestConcurrentTransfers(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := NewClient(&call.Local{NIC: n.nic, Tenant: tenant, Src: uint64(50 + w)}, n.ids)
+			c := NewClient(&calltest.Local{NIC: n.nic, Tenant: tenant, Src: uint64(50 + w)}, n.ids)
 			r := rand.New(rand.NewPCG(uint64(w), 9))
 			for range 500 {
 				a, b := uint32(r.IntN(8)), uint32(r.IntN(8))

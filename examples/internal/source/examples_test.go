@@ -10,6 +10,7 @@ import (
 	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/examples/chase"
 	"github.com/naam-project/naam/examples/kv"
+	"github.com/naam-project/naam/examples/kv/kvnode"
 	"github.com/naam-project/naam/examples/rpc"
 	"github.com/naam-project/naam/lang"
 )
@@ -22,7 +23,7 @@ func TestExamplesAreTheirFiles(t *testing.T) {
 		file    string
 		compile func() (*bytecode.Object, error)
 	}{
-		{"../../kv/kv.naam", func() (*bytecode.Object, error) { return kv.Compile(kv.Config{}) }},
+		{"../../kv/kv.naam", func() (*bytecode.Object, error) { return kvnode.Compile(kv.Config{}) }},
 		{"../../chase/chase.naam", func() (*bytecode.Object, error) { return chase.Compile(chase.Config{}) }},
 		{"../../rpc/ledger.naam", func() (*bytecode.Object, error) { return rpc.Compile(rpc.Config{}) }},
 	} {

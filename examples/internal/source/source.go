@@ -92,3 +92,24 @@ func (p *Program) Compile(params ...Param) (*bytecode.Object, error) {
 	}
 	return obj, nil
 }
+
+// CompileValues is Compile with the parameters given as the values of
+// their constants, by name (0: the declared value), as a Config that
+// lists them without pointers gives them.
+func (p *Program) CompileValues(values map[string]uint32) (*bytecode.Object, error) {
+	params := make([]Param, 0, len(values))
+	for name, v := range values {
+		params = append(params, Param{Const: name, Value: &v})
+	}
+	return p.Compile(params...)
+}
+
+// Declared is the value the source declares for each of names, 0 for a
+// name it does not declare (or that does not check).
+func (p *Program) Declared(names ...string) map[string]uint32 {
+	out := make(map[string]uint32, len(names))
+	for _, name := range names {
+		out[name] = p.declaredValues()[name]
+	}
+	return out
+}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/naam-project/naam/examples/kv"
+	"github.com/naam-project/naam/examples/kv/kvnode"
 	"github.com/naam-project/naam/internal/bench/workload"
 	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/nicrt/server"
@@ -32,7 +33,7 @@ func serveTable(t *testing.T, records uint64) string {
 	}
 	t.Cleanup(func() { nic.Close() })
 	cfg := kv.Config{Buckets: kv.BucketsFor(records), ValueSize: 64}
-	obj, err := kv.Compile(cfg)
+	obj, err := kvnode.Compile(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func serveTable(t *testing.T, records uint64) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids, _ := kv.IDs(p)
+	ids, _ := kvnode.IDs(p)
 	tb, err := kv.NewTable(cfg, reg.Bytes())
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 
 	"github.com/naam-project/naam/examples/kv"
+	"github.com/naam-project/naam/examples/kv/kvnode"
 	"github.com/naam-project/naam/internal/bench/workload"
 	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/nicrt/server"
@@ -71,7 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		return fail(err)
 	}
 	defer nic.Close()
-	obj, err := kv.Compile(cfg)
+	obj, err := kvnode.Compile(cfg)
 	if err != nil {
 		return fail(err)
 	}
@@ -83,7 +84,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	if err != nil {
 		return fail(err)
 	}
-	ids, err := kv.IDs(prog)
+	ids, err := kvnode.IDs(prog)
 	if err != nil {
 		return fail(err)
 	}
