@@ -57,13 +57,13 @@ func (in *inflight) answerControl(codec *wire.Codec, payload []byte, st nicrt.St
 		RequestID: req.RequestID, Src: s.cfg.Node, Dst: req.Src,
 	}
 	if st != nicrt.StatusOK {
-		h.Type, h.Status = wire.TypeErrorReply, wire.StatusRuntime+wire.Status(st)
+		h.Type, h.Status = wire.TypeErrorReply, st.Wire()
 		payload = []byte(why[:min(len(why), codec.MaxPayload())])
 	}
 	b, err := codec.Encode(q.tx.Buffer(), &h, payload)
 	if err != nil { // a reply body over the payload limit
 		s.ctr.encodeErrors.Add(1)
-		h.Type, h.Status = wire.TypeErrorReply, wire.StatusRuntime+wire.Status(nicrt.StatusTooLarge)
+		h.Type, h.Status = wire.TypeErrorReply, nicrt.StatusTooLarge.Wire()
 		b, _ = codec.Encode(b[:0], &h, []byte("the reply is over the payload limit"))
 	}
 	if h.Type == wire.TypeReply {
