@@ -6,9 +6,10 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/naam-project/naam/internal/testing/syncbuf"
 
 	"github.com/naam-project/naam/nicrt"
 )
@@ -122,7 +123,7 @@ func TestPeerControl(t *testing.T) {
 // position, at most failureBurst at once, then failureRate a second; the
 // next line counts the ones left out.
 func TestFailureLog(t *testing.T) {
-	var out lockedBuffer
+	var out syncbuf.Buffer
 	n := startDemo(t, Config{Name: "f", Logger: slog.New(slog.NewTextHandler(&out, nil))})
 	ctx := testCtx(t)
 	p, err := n.Dial(ctx, n.Addr().String())
@@ -162,31 +163,6 @@ func TestFailureLog(t *testing.T) {
 	if got := out.String(); strings.Count(got, "handler failed") != 2 || !strings.Contains(got, "suppressed=15") {
 		t.Errorf("two seconds later: %q, want two lines, the first counting the 15 left out", got)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer that a logger writes and a test reads
-// at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *lockedBuffer) Reset() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b.Reset()
 }
 
 func itoa(id uint64) string { return strconv.FormatUint(id, 10) }

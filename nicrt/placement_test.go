@@ -1,34 +1,17 @@
 package nicrt
 
 import (
-	"bytes"
 	"slices"
 	"sync"
 	"testing"
 
+	"github.com/naam-project/naam/internal/testing/syncbuf"
+
 	"github.com/naam-project/naam/internal/testing/testprog"
 )
 
-// lockedBuffer is a bytes.Buffer for the trace writer.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestPlacementByBudgetAndHelper(t *testing.T) {
-	var trace lockedBuffer
+	var trace syncbuf.Buffer
 	n := newNIC(t, Config{NICBudget: 100, Trace: &trace})
 	p := install(t, n, 1, testprog.Object(t, nil, testprog.Src{Name: "null", Asm: testprog.NullAsm}, testprog.Src{Name: "loop", Asm: testprog.LoopAsm}, testprog.Src{Name: "trace", Asm: testprog.TraceAsm}))
 	want := map[string]Placement{"null": PlaceNIC, "loop": PlaceHostBudget, "trace": PlaceHostHelper}

@@ -62,6 +62,7 @@ var allowedImports = map[string][]string{
 	"internal/testing/naamgen":     {},
 	"internal/testing/netns":       {},
 	"internal/testing/spectable":   {},
+	"internal/testing/syncbuf":     {},
 	"internal/testing/testprog":    {"bytecode", "internal/bench/benchprog"},
 	"internal/testing/verifygen":   {"bytecode"},
 

@@ -3,15 +3,11 @@ package xdp
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
-	"os/exec"
-	"regexp"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -139,9 +135,6 @@ func (n *vethNode) client(t testing.TB, node uint32, cfg caller.ClientConfig) *c
 // counter is exact and every old value comes back once. NAAM_NETNS_N sets
 // the number (default 20,000).
 func TestNetnsFetchAdd(t *testing.T) {
-	if _, err := exec.LookPath("nft"); err != nil {
-		t.Skip("nft is not installed")
-	}
 	n := newVethNode(t, Config{})
 	count := 20_000
 	if s := os.Getenv("NAAM_NETNS_N"); s != "" {
@@ -164,63 +157,19 @@ func TestNetnsFetchAdd(t *testing.T) {
 	if err := n.tier.EnableVerbs(); err != nil {
 		t.Fatal(err)
 	}
-	for _, rule := range [][]string{
-		{"add", "table", "inet", "naam"},
-		{"add", "chain", "inet", "naam", "out", "{ type filter hook output priority 0; }"},
-		{"add", "chain", "inet", "naam", "in", "{ type filter hook input priority 0; }"},
-		{"add", "rule", "inet", "naam", "out", "meta", "l4proto", "udp", "numgen", "random", "mod", "100", "<", "10", "counter", "drop"},
-		{"add", "rule", "inet", "naam", "in", "meta", "l4proto", "udp", "numgen", "random", "mod", "100", "<", "10", "counter", "drop"},
-	} {
-		if out, err := n.pair.Exec(1, append([]string{"nft"}, rule...)...); err != nil {
-			t.Fatalf("nft %v: %v: %s", rule, err, out)
-		}
-	}
+	n.pair.DropUDP(t, 1, "output", "input")
 	const clients, inFlight = 4, 8
-	seen := make([]atomic.Bool, count)
-	var ok, timeouts, next atomic.Int64
-	var wg sync.WaitGroup
-	start := time.Now()
+	var adds []func() (uint64, error)
 	for i := range clients {
 		cl := n.client(t, uint32(i+1), caller.ClientConfig{MaxTries: 30, MaxTimeout: 10 * time.Millisecond})
-		for range inFlight {
-			wg.Go(func() {
-				for next.Add(1) <= int64(count) {
-					old, err := cl.FetchAdd(context.Background(), testTenant, ref, 0, 1)
-					switch {
-					case err == nil && old < uint64(count) && !seen[old].Swap(true):
-						ok.Add(1)
-					case err == nil:
-						t.Errorf("FETCH-ADD returned %d twice or out of range", old)
-					case errors.Is(err, caller.ErrTimeout):
-						timeouts.Add(1)
-					default:
-						t.Errorf("FETCH-ADD: %v", err)
-					}
-				}
-			})
-		}
+		adds = append(adds, func() (uint64, error) { return cl.FetchAdd(context.Background(), testTenant, ref, 0, 1) })
 	}
-	finished := make(chan struct{})
-	go func() { wg.Wait(); close(finished) }()
-	select {
-	case <-finished:
-	case <-time.After(5 * time.Minute):
-		t.Fatal("calls still running after 5 minutes")
-	}
-	took := time.Since(start)
+	ok, timeouts, took := netns.CountExact(t, count, inFlight, adds, caller.ErrTimeout)
 	counter := binary.LittleEndian.Uint64(region.Bytes())
-	if counter != uint64(count) || ok.Load() != int64(count) {
-		t.Errorf("counter %d after %d FETCH-ADDs (%d replies, %d timeouts)", counter, count, ok.Load(), timeouts.Load())
+	if counter != uint64(count) || ok != int64(count) {
+		t.Errorf("counter %d after %d FETCH-ADDs (%d replies, %d timeouts)", counter, count, ok, timeouts)
 	}
-	out, err := n.pair.Exec(1, "nft", "list", "table", "inet", "naam")
-	if err != nil {
-		t.Fatalf("nft list: %v: %s", err, out)
-	}
-	dropped := 0
-	for _, m := range regexp.MustCompile(`counter packets (\d+)`).FindAllSubmatch(out, -1) {
-		k, _ := strconv.Atoi(string(m[1]))
-		dropped += k
-	}
+	dropped := n.pair.Dropped(t, 1)
 	if dropped == 0 {
 		t.Error("the nftables rules dropped nothing")
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/nicrt/caller"
+	"github.com/naam-project/naam/nicrt/transport/transporttest"
 
 	"github.com/naam-project/naam/nicrt/transport"
 )
@@ -234,49 +235,10 @@ func BenchmarkNetThroughput(b *testing.B) {
 			}()
 			to := srv.LocalAddr()
 			splitClients(b, clients, func(count int, lat *netLatencies) error {
-				cl, err := transport.ListenUDP(transport.UDPConfig{ReadBuffer: 4 << 20, WriteBuffer: 4 << 20})
-				if err != nil {
-					return err
-				}
-				defer cl.Close()
-				cl.SetReadDeadline(time.Now().Add(time.Minute))
-				var sentAt [64]time.Time
 				var local []time.Duration
-				reqs := make([]transport.Packet, window)
-				reps := make([]transport.Packet, window)
-				for i := range reqs {
-					reqs[i].Buf = make([]byte, netBenchPayload)
-					reps[i].Buf = make([]byte, 2048)
-				}
-				seq := 0
-				fill := func(k int) []transport.Packet {
-					now := time.Now()
-					for i := range k {
-						binary.LittleEndian.PutUint32(reqs[i].Buf, uint32(seq))
-						reqs[i].Addr, reqs[i].N = to, netBenchPayload
-						sentAt[seq%64] = now
-						seq++
-					}
-					return reqs[:k]
-				}
-				if _, err := cl.WriteBatch(fill(min(window, count))); err != nil {
+				record := func(d time.Duration) { local = append(local, d) }
+				if err := transporttest.EchoLoad(to, transport.UDPConfig{ReadBuffer: 4 << 20, WriteBuffer: 4 << 20}, window, netBenchPayload, count, record); err != nil {
 					return err
-				}
-				for done := 0; done < count; {
-					n, err := cl.ReadBatch(reps)
-					if err != nil {
-						return err
-					}
-					now := time.Now()
-					for _, p := range reps[:n] {
-						local = append(local, now.Sub(sentAt[binary.LittleEndian.Uint32(p.Buf)%64]))
-					}
-					done += n
-					if k := min(n, count-seq); k > 0 {
-						if _, err := cl.WriteBatch(fill(k)); err != nil {
-							return err
-						}
-					}
 				}
 				lat.add(local)
 				return nil

@@ -209,46 +209,7 @@ func benchBatchEcho(b *testing.B, clients, window int, cfg transport.UDPConfig) 
 	to := batchServer(b, cfg).LocalAddr()
 	cfg.ReadBuffer, cfg.WriteBuffer = 1<<20, 1<<20
 	runClients(b, clients, func(count int, lat *latencies) error {
-		cl, err := transport.ListenUDP(cfg)
-		if err != nil {
-			return err
-		}
-		defer cl.Close()
-		cl.SetReadDeadline(time.Now().Add(time.Minute))
-		var sentAt [64]time.Time
-		reqs := transporttest.MakePackets(window, benchPayload)
-		reps := transporttest.MakePackets(window, 2048)
-		seq := 0
-		fill := func(k int) []transport.Packet {
-			now := time.Now()
-			for i := range k {
-				binary.LittleEndian.PutUint32(reqs[i].Buf, uint32(seq))
-				reqs[i].Addr, reqs[i].N = to, benchPayload
-				sentAt[seq%64] = now
-				seq++
-			}
-			return reqs[:k]
-		}
-		if _, err := cl.WriteBatch(fill(min(window, count))); err != nil {
-			return err
-		}
-		for done := 0; done < count; {
-			n, err := cl.ReadBatch(reps)
-			if err != nil {
-				return err
-			}
-			now := time.Now()
-			for _, p := range reps[:n] {
-				lat.add(now.Sub(sentAt[binary.LittleEndian.Uint32(p.Buf)%64]))
-			}
-			done += n
-			if k := min(n, count-seq); k > 0 {
-				if _, err := cl.WriteBatch(fill(k)); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return transporttest.EchoLoad(to, cfg, window, benchPayload, count, lat.add)
 	})
 }
 
