@@ -1,8 +1,6 @@
 package nicrt
 
 import (
-	"fmt"
-	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,23 +17,7 @@ func TestSpecTables(t *testing.T) {
 	tb := spectable.Read(t, "../spec/nic.md")
 	rows, all := tb.Last, tb.All
 
-	def := reflect.ValueOf(DefaultConfig())
-	for i := range def.NumField() {
-		f := def.Type().Field(i)
-		switch f.Name {
-		case "Outbox", "Failed", "Trace", "Seed":
-			continue
-		}
-		row, ok := rows["`"+f.Name+"`"]
-		if !ok {
-			t.Errorf("Defaults: no row for %s", f.Name)
-			continue
-		}
-		want := "`" + fmt.Sprint(def.Field(i).Interface()) + "`"
-		if !strings.HasPrefix(row[1], want) {
-			t.Errorf("Defaults: %s is %s in the spec, %s in the code", f.Name, row[1], want)
-		}
-	}
+	tb.CheckDefaults(t, "Defaults", DefaultConfig(), "Outbox", "Failed", "Trace", "Seed")
 
 	valueOf := regexp.MustCompile("^[0-9]+$")
 	for s := range Status(NumStatus) {

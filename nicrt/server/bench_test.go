@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"net"
 	"slices"
@@ -50,26 +49,6 @@ func (l *netLatencies) report(b *testing.B, msgs int) {
 	b.ReportMetric(float64(msgs)/b.Elapsed().Seconds(), "msgs/s")
 }
 
-// plainEcho echoes every datagram with one syscall each way, until closed.
-func plainEcho(b *testing.B) netip {
-	srv, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() {
-		buf := make([]byte, 2048)
-		for {
-			n, from, err := srv.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				return
-			}
-			srv.WriteToUDPAddrPort(buf[:n], from)
-		}
-	}()
-	b.Cleanup(func() { srv.Close() })
-	return srv.LocalAddr().(*net.UDPAddr).AddrPort()
-}
-
 type netip = transport.Addr
 
 // nullServer serves a NIC with a null handler on one UDP socket and
@@ -112,7 +91,7 @@ func reportRetransmits(b *testing.B, retx uint64) {
 // plain Go UDP ping-pong.
 func BenchmarkNetRoundTrip(b *testing.B) {
 	b.Run("plain-go", func(b *testing.B) {
-		to := plainEcho(b)
+		to := transporttest.PlainEchoServer(b)
 		cl, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 		if err != nil {
 			b.Fatal(err)
@@ -175,65 +154,19 @@ func BenchmarkNetThroughput(b *testing.B) {
 	const window = 8
 	for _, clients := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("plain-go/clients=%d", clients), func(b *testing.B) {
-			to := plainEcho(b)
+			to := transporttest.PlainEchoServer(b)
 			splitClients(b, clients, func(count int, lat *netLatencies) error {
-				cl, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-				if err != nil {
-					return err
-				}
-				defer cl.Close()
-				cl.SetReadDeadline(time.Now().Add(time.Minute))
-				var sentAt [64]time.Time
 				var local []time.Duration
-				req, rep := make([]byte, netBenchPayload), make([]byte, 2048)
-				send := func(seq uint32) error {
-					binary.LittleEndian.PutUint32(req, seq)
-					sentAt[seq%64] = time.Now()
-					_, err := cl.WriteToUDPAddrPort(req, to)
+				record := func(d time.Duration) { local = append(local, d) }
+				if err := transporttest.PlainEchoLoad(to, window, netBenchPayload, count, record); err != nil {
 					return err
-				}
-				seq := uint32(0)
-				for ; seq < uint32(min(window, count)); seq++ {
-					if err := send(seq); err != nil {
-						return err
-					}
-				}
-				for done := 0; done < count; done++ {
-					if _, _, err := cl.ReadFromUDPAddrPort(rep); err != nil {
-						return err
-					}
-					local = append(local, time.Since(sentAt[binary.LittleEndian.Uint32(rep)%64]))
-					if int(seq) < count {
-						if err := send(seq); err != nil {
-							return err
-						}
-						seq++
-					}
 				}
 				lat.add(local)
 				return nil
 			})
 		})
 		b.Run(fmt.Sprintf("batched-echo/clients=%d", clients), func(b *testing.B) {
-			srv, err := transport.ListenUDP(transport.UDPConfig{ReadBuffer: 4 << 20, WriteBuffer: 4 << 20})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { srv.Close() })
-			go func() {
-				ps := make([]transport.Packet, 64)
-				for i := range ps {
-					ps[i].Buf = make([]byte, 2048)
-				}
-				for {
-					n, err := srv.ReadBatch(ps)
-					if err != nil {
-						return
-					}
-					srv.WriteBatch(ps[:n])
-				}
-			}()
-			to := srv.LocalAddr()
+			to := transporttest.EchoServer(b, transport.UDPConfig{ReadBuffer: 4 << 20, WriteBuffer: 4 << 20}).LocalAddr()
 			splitClients(b, clients, func(count int, lat *netLatencies) error {
 				var local []time.Duration
 				record := func(d time.Duration) { local = append(local, d) }

@@ -1,7 +1,6 @@
 package transport_test
 
 import (
-	"encoding/binary"
 	"fmt"
 	"net"
 	"slices"
@@ -45,27 +44,6 @@ func (l *latencies) report(b *testing.B, msgs int) {
 	b.ReportMetric(float64(msgs)/b.Elapsed().Seconds(), "msgs/s")
 }
 
-// plainServer echoes every datagram with one syscall each way, until closed.
-func plainServer(b *testing.B) *net.UDPConn {
-	srv, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() {
-		buf := make([]byte, 2048)
-		for {
-			n, from, err := srv.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				return
-			}
-			srv.WriteToUDPAddrPort(buf[:n], from)
-		}
-	}()
-	b.Cleanup(func() { srv.Close() })
-	return srv
-}
-
-// batchServer echoes with ReadBatch/WriteBatch of up to 64, until closed.
 // benchPaths are the transport.UDPConn configurations measured beside plain Go.
 var benchPaths = []struct {
 	name string
@@ -78,34 +56,18 @@ var benchPaths = []struct {
 
 func batchServer(b *testing.B, cfg transport.UDPConfig) *transport.UDPConn {
 	cfg.ReadBuffer, cfg.WriteBuffer = 1<<20, 1<<20
-	srv, err := transport.ListenUDP(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() {
-		ps := transporttest.MakePackets(64, 2048)
-		for {
-			n, err := srv.ReadBatch(ps)
-			if err != nil {
-				return
-			}
-			srv.WriteBatch(ps[:n])
-		}
-	}()
-	b.Cleanup(func() { srv.Close() })
-	return srv
+	return transporttest.EchoServer(b, cfg)
 }
 
 // BenchmarkPingPong: one request in flight.
 func BenchmarkPingPong(b *testing.B) {
 	b.Run("plain-go", func(b *testing.B) {
-		srv := plainServer(b)
+		to := transporttest.PlainEchoServer(b)
 		cl, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer cl.Close()
-		to := srv.LocalAddr().(*net.UDPAddr).AddrPort()
 		req, rep := make([]byte, benchPayload), make([]byte, 2048)
 		lat := newLatencies()
 		cl.SetReadDeadline(time.Now().Add(time.Minute))
@@ -160,41 +122,9 @@ func BenchmarkEcho(b *testing.B) {
 	const window = 8
 	for _, clients := range []int{1, 2} {
 		b.Run(fmt.Sprintf("plain-go/clients=%d", clients), func(b *testing.B) {
-			to := plainServer(b).LocalAddr().(*net.UDPAddr).AddrPort()
+			to := transporttest.PlainEchoServer(b)
 			runClients(b, clients, func(count int, lat *latencies) error {
-				cl, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-				if err != nil {
-					return err
-				}
-				defer cl.Close()
-				cl.SetReadDeadline(time.Now().Add(time.Minute))
-				var sentAt [64]time.Time
-				req, rep := make([]byte, benchPayload), make([]byte, 2048)
-				send := func(seq uint32) error {
-					binary.LittleEndian.PutUint32(req, seq)
-					sentAt[seq%64] = time.Now()
-					_, err := cl.WriteToUDPAddrPort(req, to)
-					return err
-				}
-				seq := uint32(0)
-				for ; seq < uint32(min(window, count)); seq++ {
-					if err := send(seq); err != nil {
-						return err
-					}
-				}
-				for done := 0; done < count; done++ {
-					if _, _, err := cl.ReadFromUDPAddrPort(rep); err != nil {
-						return err
-					}
-					lat.add(time.Since(sentAt[binary.LittleEndian.Uint32(rep)%64]))
-					if int(seq) < count {
-						if err := send(seq); err != nil {
-							return err
-						}
-						seq++
-					}
-				}
-				return nil
+				return transporttest.PlainEchoLoad(to, window, benchPayload, count, lat.add)
 			})
 		})
 		for _, path := range benchPaths {

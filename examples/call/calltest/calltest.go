@@ -31,14 +31,20 @@ type Local struct {
 // Call implements Caller with NIC.Call. The context is checked before the
 // call only: the in-process NIC always answers.
 func (l *Local) Call(ctx context.Context, handler uint32, payload []byte) ([]byte, error) {
+	return callNIC(ctx, l.NIC, l.Tenant, l.Src, &l.ids, handler, payload)
+}
+
+// callNIC runs handler on nic with payload, as tenant from node src, with
+// the next of ids.
+func callNIC(ctx context.Context, nic *nicrt.NIC, tenant, src uint64, ids *atomic.Uint64, handler uint32, payload []byte) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	r := l.NIC.Call(&nicrt.Message{
-		Tenant:    l.Tenant,
+	r := nic.Call(&nicrt.Message{
+		Tenant:    tenant,
 		Handler:   handler,
-		RequestID: l.ids.Add(1),
-		SrcNode:   l.Src,
+		RequestID: ids.Add(1),
+		SrcNode:   src,
 		Payload:   payload,
 	})
 	return replyResult(r)
@@ -69,17 +75,7 @@ type LocalReader struct {
 }
 
 func (l *LocalReader) verb(ctx context.Context, handler uint32, payload []byte) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	r := l.NIC.Call(&nicrt.Message{
-		Tenant:    l.Tenant,
-		Handler:   handler,
-		RequestID: l.ids.Add(1),
-		SrcNode:   l.Src,
-		Payload:   payload,
-	})
-	return replyResult(r)
+	return callNIC(ctx, l.NIC, l.Tenant, l.Src, &l.ids, handler, payload)
 }
 
 // Read implements Reader.

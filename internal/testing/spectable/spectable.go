@@ -4,7 +4,10 @@
 package spectable
 
 import (
+	"fmt"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -35,4 +38,27 @@ func Read(t testing.TB, path string) Tables {
 		tb.All[cells[0]] = append(tb.All[cells[0]], cells)
 	}
 	return tb
+}
+
+// CheckDefaults checks that the row of each field of the struct cfg but
+// those in skip (a row whose first cell is the field's name, in
+// backquotes) begins with the field's value, in backquotes: a table of
+// defaults against the code's. label begins the errors.
+func (tb Tables) CheckDefaults(t testing.TB, label string, cfg any, skip ...string) {
+	t.Helper()
+	v := reflect.ValueOf(cfg)
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if slices.Contains(skip, f.Name) {
+			continue
+		}
+		row, ok := tb.Last["`"+f.Name+"`"]
+		want := "`" + fmt.Sprint(v.Field(i).Interface()) + "`"
+		switch {
+		case !ok || len(row) < 2:
+			t.Errorf("%s: no row for %s", label, f.Name)
+		case !strings.HasPrefix(row[1], want):
+			t.Errorf("%s: %s is %s in the spec, %s in the code", label, f.Name, row[1], want)
+		}
+	}
 }
