@@ -2,9 +2,10 @@
 // stream that handlers compile to and that the verifier and the VM consume.
 //
 // It sits at the bottom of the pipeline (lang → compiler → bytecode →
-// verifier / vm) and imports nothing of NAAM's. Instructions are
-// github.com/cilium/ebpf/asm values; this package adds what that package
-// leaves to its users:
+// verifier / vm) and imports nothing of NAAM's but internal/msgpackshape,
+// which checks the shapes the object file's decoder reads. Instructions
+// are github.com/cilium/ebpf/asm values; this package adds what that
+// package leaves to its users:
 //
 //   - Decode and Encode between raw little-endian 8-byte slots and
 //     asm.Instructions, with errors that name the slot;
@@ -21,7 +22,10 @@
 //   - the object file (object.go, object_validate.go, spec/object.md): a
 //     .nobj is msgpack holding the code, its handlers and regions and a
 //     pc→source table; Marshal is deterministic and UnmarshalObject
-//     validates everything it reads.
+//     validates everything it reads;
+//   - the names tools and callers give what objects carry: the reserved
+//     failure codes (FailIndexOutOfRange …, FailText) and a program's
+//     name in counters and lookups (ProgramName, ProgramLabels).
 //
 // Instruction indices in every error and listing are slot indices, as in the
 // kernel's verifier log: lddw occupies two slots.

@@ -22,4 +22,9 @@
 // Errors work with errors.Is: ErrTimeout, ErrRejected, ErrNoHandler,
 // ErrLayout, ErrPeerDown, ErrClosed; a handler's own error code is a
 // *HandlerError (errors.As).
+//
+// The node builds on the NIC model (nicrt) and its network side
+// (nicrt/server); the caller's half (Peer, Handler, Call, Dial) is
+// host/peer, re-exported here, which a program that only calls imports
+// alone, without the verifier, the compiler or the JIT.
 package host

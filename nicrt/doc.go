@@ -1,7 +1,12 @@
-// Package nicrt is the modelled SmartNIC of one NAAM node: the part of the
-// runtime that receives an active message, finds the verified handler it
-// names, runs it on a NIC core (or a host core) against memory the host
-// registered, and hands back the outcome.
+// Package nicrt is the modelled SmartNIC of one NAAM node: programs,
+// regions, cores, placement, verbs and the cost model, completing each
+// message through the sink it is given.
+//
+// It is the part of the runtime that takes an active message, finds the
+// verified handler it names, runs it on a NIC core (or a host core)
+// against memory the host registered, and hands the outcome to the
+// message's sink. It knows nothing of sockets: the network side is
+// nicrt/server, a caller nicrt/caller.
 //
 // It owns, for one node:
 //
@@ -16,31 +21,29 @@
 //   - cores: N NIC cores and M host cores, goroutines with their own
 //     vm.Machine and a bounded rx queue each; flow steering picks the NIC
 //     core; placement sends a handler to a host core when its verified
-//     bound exceeds the NIC budget, when it calls a host-only helper, or
-//     when the NIC queue is past the spill threshold (iPipe-style);
+//     bound exceeds the NIC budget, when the verifier's report of its
+//     entry says it may call a host-only helper, or when the NIC queue is
+//     past the spill threshold (iPipe-style);
 //   - the built-in verbs READ, WRITE, CAS and FETCH-ADD, which replace RDMA
-//     one-sided operations;
+//     one-sided operations (their requests are nicrt/wire's);
 //   - counters: every placement decision (per handler and per core), every
 //     rejection, and a cost model of the DPU (NIC cycles, DMA bytes and
 //     latency, nicmem hits), snapshotted by Stats.
 //
-// Submit is the entry point of the NIC model: a Message in, a Reply out
-// through a callback. Messages that handlers send or forward go to the
-// pluggable Outbox.
+// The way of a message, read forward: Submit (submit.go: lookup, the
+// tenant check, placement, a core's rx queue) → the core (core.go: the VM,
+// the accounting) → Sink.Done, on the core that ran it. Whoever submits a
+// message passes its sink, as net/http passes a handler its
+// ResponseWriter; the model holds no pointer to whoever feeds it. A sink
+// that is an Outbox carries what the message's handler sends and forwards
+// (Config.Outbox, when set, takes every message's); a sink that is a
+// Holder may hold its reply back until the core that ran it has nothing
+// queued, and the core then tells the sink's Flusher, so that the network
+// side writes a burst's replies in one system call. SubmitInline runs a
+// message on the submitter's goroutine when its core is idle.
 //
-// The network side joins it to nicrt/wire and nicrt/transport: Serve reads
-// requests from rx queues (transport.Conn), opens them with the tenant's
-// key, runs each at most once (an anti-replay window and a reply cache per
-// peer and tenant), submits it and sends the sealed reply with the credits
-// it grants; Client calls a responder, with request ids, retransmission
-// with backoff, a bounded number of tries and the responder's credits.
-// When the NIC has no Outbox of its own, Serve becomes it: a handler's
-// send and forward leave as program-relative requests (the program's
-// digest and the handler's id in the object) to the node ids of the
-// server's address book (SetPeer); a forward keeps the caller's tenant,
-// source and request id and is answered by the last node directly. Peer
-// state is bounded (MaxPeers); an evicted window leaves its high edge
-// behind so that nothing it saw runs again.
+// The statuses, the verb ids and RegionRef, RegionOptions, InstallOptions
+// and Counter are the wire's (nicrt/wire), aliased here.
 //
 // The package must never run unverified bytecode on a NIC core (those run
 // the VM unchecked), never let one tenant reach another tenant's handlers

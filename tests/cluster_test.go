@@ -123,7 +123,7 @@ func (w *lockedWriter) String() string {
 	return w.b.String()
 }
 
-// TestCluster is issue 6's multi-process test: three `naam node`
+// TestCluster, the multi-process test: three `naam node`
 // processes join through a seed; this process joins as a fourth node,
 // installs a program on each over the wire, and runs calls and RDMA-style
 // verbs against all three. One node is killed mid-run: calls to it end

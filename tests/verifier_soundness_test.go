@@ -24,7 +24,7 @@ import (
 
 const (
 	// defaultSoundN runs in about 20 s on two cores; NAAM_SOUND_N=1000000
-	// is the full run of issue 4.
+	// is the full run (a million programs).
 	defaultSoundN = 40_000
 	// defaultSoundSeed makes a plain `go test` run the same programs every
 	// time; NAAM_SOUND_SEED=clock explores new ones.
@@ -426,7 +426,7 @@ func TestVerifierSoundness(t *testing.T) {
 
 // BenchmarkVerifierSoundness is the soundness fuzzer as a benchmark: one
 // op is one program generated, verified and, if accepted, run 8 times.
-// The full run of issue 4:
+// The full run, a million programs:
 //
 //	go test ./tests -run '^$' -bench VerifierSoundness -benchtime 1000000x -timeout 2h
 func BenchmarkVerifierSoundness(b *testing.B) {

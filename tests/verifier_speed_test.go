@@ -10,7 +10,7 @@ import (
 	"github.com/naam-project/naam/verifier"
 )
 
-// verifySpeedPrograms are the reference points: straight-line code,
+// verifySpeedPrograms are the reference points: straight-line code,
 // which the kernel walks once, and constant-bound loops, which the kernel
 // walks iteration by iteration.
 func verifySpeedPrograms() []struct {

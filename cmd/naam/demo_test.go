@@ -24,7 +24,7 @@ func TestDemo(t *testing.T) {
 	}
 }
 
-// TestDemoRoundTrips: the table's round trips are what the issue asks:
+// TestDemoRoundTrips: the table's round trips are the ones it claims:
 // 1 against 2 for a GET, 1 against 64 for the chase.
 func TestDemoRoundTrips(t *testing.T) {
 	var stdout, stderr bytes.Buffer

@@ -1,10 +1,12 @@
-// Package caller is what a pure caller of NAAM nodes links: the Client
-// that calls one responder over a transport.Conn — its handlers by id and
-// the built-in verbs, with request ids, retransmission with backoff, a
+// Package caller is what a pure caller of NAAM nodes links: the client,
+// its control ops and the errors a call ends with.
+//
+// A Client calls one responder over a transport.Conn: its handlers by id
+// and the built-in verbs, with request ids, retransmission with backoff, a
 // bounded number of tries and the responder's credits (spec/nic.md, The
-// requester) — the control ops over the wire (register, install,
-// uninstall, stats, describe), and the errors a call ends with
-// (HandlerError, RemoteError).
+// requester); Register, InstallWith, Uninstall, NodeStats and Describe are
+// the control ops over the wire; a call ends with its reply, a timeout, a
+// *HandlerError or a *RemoteError.
 //
 // It sits on nicrt/wire (the packet format, the runtime's statuses, the
 // verbs' requests) and nicrt/transport, and imports nothing of the NIC

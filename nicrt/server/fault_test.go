@@ -19,7 +19,7 @@ import (
 	"github.com/naam-project/naam/nicrt/transport/transporttest"
 )
 
-// faultN is the number of FETCH-ADDs of each fault run: the issue's
+// faultN is the number of FETCH-ADDs of each fault run: the target's
 // 100,000 (about 6 s for the three loss rates), 20,000 under -race and
 // 4,000 with -short; NAAM_FAULT_N sets it.
 func faultN(t *testing.T) int {
@@ -108,7 +108,7 @@ func fetchAddStorm(t *testing.T, tn *testNet, n int, f transporttest.Faults, cfg
 	return r
 }
 
-// TestFaultFetchAdd is the fault test of issue 5: at 1%, 10% and 30% loss,
+// TestFaultFetchAdd: at 1%, 10% and 30% loss,
 // each with 5% duplication and 5% reordering in both directions, n
 // FETCH-ADDs from 4 concurrent clients leave the counter at exactly n.
 // The clients retry up to 30 times (a call fails only if all 30 tries or

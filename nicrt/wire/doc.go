@@ -1,13 +1,21 @@
-// Package wire is NAAM's packet format: the fixed 56-byte little-endian
-// header that every active message, reply, credit and control packet
-// carries, its per-tenant MAC, the anti-replay window that responders keep
-// per peer and tenant, and the msgpack bodies of the control plane (install,
-// uninstall, register, stats). spec/wire.md is the contract, byte by byte.
+// Package wire is NAAM's contract between nodes and their callers: packets,
+// MACs, windows, control bodies, runtime statuses and verb requests.
 //
-// It sits under the transports and the NIC model (nicrt/transport and
-// nicrt import it) and imports nothing of NAAM's: a packet's payload is
-// opaque bytes here, and an installed object travels as the bytes of a
-// .nobj file that the runtime hands to bytecode.UnmarshalObject.
+// It holds the packet format (the fixed 56-byte little-endian header that
+// every active message, reply, credit and control packet carries), its
+// per-tenant MAC,
+// the anti-replay window that responders keep per peer and tenant, the
+// msgpack bodies of the control plane (install, uninstall, register,
+// stats, describe), the runtime's statuses that error replies carry, and
+// the built-in verbs' ids and requests. spec/wire.md is the contract, byte
+// by byte; spec/nic.md lists the statuses and the verbs.
+//
+// It sits under the NIC model, the server and the caller (nicrt,
+// nicrt/server and nicrt/caller import it) and imports nothing of NAAM's
+// but internal/msgpackshape, which checks the control bodies' shapes: a
+// packet's payload is opaque bytes here, and an installed object travels
+// as the bytes of a .nobj file that the runtime hands to
+// bytecode.UnmarshalObject.
 //
 //   - Codec.Encode appends a sealed packet to a caller's buffer without
 //     allocating; Codec.Decode checks every field, the lengths against the
@@ -30,6 +38,15 @@
 //     forwarded and program-relative requests (the flags forwarded,
 //     program and one-way): the forwarding node, the original caller's
 //     reply address, the program's digest.
+//   - RuntimeStatus is what became of a request at its responder (the NIC
+//     model's Reply.Status, an error reply's StatusRuntime+k), with its
+//     names, Rejected and the sentinel errors both ends match.
+//   - HandlerRead … FirstHandlerID are the built-in verbs' ids; AppendRead,
+//     AppendWrite, AppendCAS and AppendFetchAdd encode their requests and
+//     ParseVerb decodes one (RegionRef names the region).
+//   - RegionOptions and InstallOptions are the options of a register and
+//     an install, the same for a node's host and a remote caller;
+//     DecodeErrors counts the packets a Codec refused, by reason.
 //
 // The package never does I/O, keeps no state across packets (a Window is
 // the caller's) and never interprets a request's payload.

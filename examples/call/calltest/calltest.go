@@ -1,6 +1,7 @@
 // Package calltest holds the in-process forms of the examples' Caller and
-// Verbs, over a *nicrt.NIC, for the examples' tests: Local runs a
-// handler with NIC.Call, LocalReader the built-in verbs. A handler's own
+// Verbs, over a *nicrt.NIC, for the examples' tests.
+//
+// Local runs a handler with NIC.Call, LocalReader the built-in verbs. A handler's own
 // failure comes back as a *caller.HandlerError, as over the network, so
 // that the services decode codes one way (call.Code).
 //

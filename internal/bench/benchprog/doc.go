@@ -1,8 +1,10 @@
-// Package benchprog holds the benchmark programs that `naam demo` times in
-// every engine (the VM checked and unchecked, the JIT tier, the Linux
-// kernel through internal/bench/kernel) and that the engines' tests and
-// benchmarks share: an ALU loop, FNV-1a over 1 KiB, binary searches in
-// 32 KiB, a 64-hop pointer chase and a linear search of 32 KiB. They are
+// Package benchprog holds the benchmark programs that naam demo times in
+// every engine and that the engines' tests and benchmarks share.
+//
+// The engines are the VM checked and unchecked, the JIT tier and the Linux
+// kernel through internal/bench/kernel; the programs an ALU loop, FNV-1a
+// over 1 KiB, binary searches in 32 KiB, a 64-hop pointer chase and a
+// linear search of 32 KiB. They are
 // part of the benchmark harness rather than of internal/testing because a
 // product command (the demo's engines table) runs them; the test-only
 // programs (random programs, the hand-written KV GET handler) stay in

@@ -1,7 +1,8 @@
-// Package transporttest holds the transport test doubles, as
-// net/http/httptest does for net/http, and the conformance suite that
-// every transport.Conn passes (TestConn, as golang.org/x/net/nettest
-// checks a net.Conn):
+// Package transporttest holds the transport's test doubles and the
+// conformance suite every transport.Conn passes.
+//
+// It is to nicrt/transport what net/http/httptest is to net/http; TestConn
+// checks a Conn as golang.org/x/net/nettest checks a net.Conn. The doubles:
 //
 //   - MemConn: an endpoint of an in-memory Network. Each endpoint has a
 //     bounded queue; a packet that finds it full is dropped and counted,

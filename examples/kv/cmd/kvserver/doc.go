@@ -1,5 +1,5 @@
 // Command kvserver serves an examples/kv table over UDP: one NAAM node
-// (an in-process NIC model behind nicrt.Serve) with the kv program
+// (an in-process NIC model behind server.Serve) with the kv program
 // installed, its table registered as a region and preloaded with records
 // KeyOf(0 … records-1). It writes what clients need to -info and serves
 // until interrupted.
