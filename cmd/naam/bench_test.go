@@ -111,7 +111,7 @@ func TestBenchErrors(t *testing.T) {
 		{[]string{"bench", "kv", "--dist", "pareto"}, "pareto"},
 		{[]string{"bench", "kv", "--modes", "am,nic"}, `"nic" is not am or rdma`},
 		{[]string{"bench", "kv", "--against", "redis"}, "the baseline is memcached"},
-		{[]string{"bench", "chase", "--against", "memcached"}, "only the kv workload"},
+		{[]string{"bench", "chase", "--against", "memcached"}, "only the kv and mica workloads"},
 		{[]string{"bench", "rpc", "--modes", "rdma"}, "rpc has no rdma mode"},
 		{[]string{"bench", "kv", "--duration", "0"}, "--duration or --ops must be set"},
 		{[]string{"bench", "chase", "--hops", "65"}, "--hops must be 1…64"},
