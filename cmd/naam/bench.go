@@ -46,6 +46,7 @@ type benchFlags struct {
 	programs    int
 	tenants     int
 	background  int
+	rounds      int
 	modesSet    bool // --modes was given
 }
 
@@ -80,7 +81,8 @@ per level; rdma-cached: the top --cache-levels levels cached at the
 client). offloads installs --programs distinct programs from --tenants
 tenants and reports the probe handler's latency with 1 and with all of
 them installed (p99_ratio), and the install and uninstall times;
---background N keeps N calls to the programs' other handler in flight.
+--background N keeps N calls to the programs' other handler in flight;
+--rounds alternates the two --rounds times (uninstalling in between).
 
 Results print as a table, or with --json as one JSON object:
   {"workload": …, "modes": [{"mode", "ops_per_sec", "p50_us", "p99_us", "round_trips_per_op"}, …]}
@@ -125,6 +127,7 @@ bar shows on a terminal (stderr).`,
 	fl.IntVar(&f.programs, "programs", 500, "offloads: distinct programs installed")
 	fl.IntVar(&f.tenants, "tenants", 100, "offloads: tenants the programs belong to (round robin)")
 	fl.IntVar(&f.background, "background", 0, "offloads: calls kept in flight to the programs' run handlers while the probe is measured")
+	fl.IntVar(&f.rounds, "rounds", 3, "offloads: rounds of (1 program, all programs); --duration and --ops are each phase's total over the rounds")
 	return cmd
 }
 

@@ -47,12 +47,11 @@ func offloadObject(salt uint64) (*bytecode.Object, error) {
 
 // installed is one program of the bench on the server.
 type installed struct {
-	peer      *host.Peer // its tenant's
-	id        uint64     // the program's id on the node
-	probe     uint32     // its handlers' ids
-	run       uint32
-	salt      uint64
-	installed time.Duration
+	peer  *host.Peer // its tenant's
+	id    uint64     // the program's id on the node
+	probe uint32     // its handlers' ids
+	run   uint32
+	salt  uint64
 }
 
 // offloadsMode is one phase's line of the JSON: the probe's figures with
@@ -66,6 +65,7 @@ type offloadsMode struct {
 
 // durationStats are install or uninstall times, in milliseconds.
 type durationStats struct {
+	Count int     `json:"count"`
 	P50   float64 `json:"p50"`
 	P99   float64 `json:"p99"`
 	Max   float64 `json:"max"`
@@ -84,7 +84,7 @@ func statsOf(ds []time.Duration) durationStats {
 		total += d
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
-	return durationStats{P50: ms(q(0.50)), P99: ms(q(0.99)), Max: ms(s[len(s)-1]), Total: ms(total)}
+	return durationStats{Count: len(s), P50: ms(q(0.50)), P99: ms(q(0.99)), Max: ms(s[len(s)-1]), Total: ms(total)}
 }
 
 // offloadsResult is the JSON of naam bench offloads.
@@ -94,6 +94,7 @@ type offloadsResult struct {
 	Programs    int            `json:"programs"`
 	Tenants     int            `json:"tenants"`
 	Background  int            `json:"background"`
+	Rounds      int            `json:"rounds"`
 	P99Ratio    float64        `json:"p99_ratio"`
 	InstallMs   durationStats  `json:"install_ms"`
 	UninstallMs durationStats  `json:"uninstall_ms"`
@@ -167,6 +168,8 @@ func runOffloads(ctx context.Context, stdout, stderr io.Writer, f benchFlags) er
 		return fmt.Errorf("--tenants must be 1…%d and at most --programs", maxOffloadTenants)
 	case f.background < 0:
 		return fmt.Errorf("--background must be 0 or more")
+	case f.rounds < 1 || f.rounds > 100:
+		return fmt.Errorf("--rounds must be 1…100")
 	}
 	objs := make([]*bytecode.Object, N)
 	for i := range objs {
@@ -199,15 +202,16 @@ func runOffloads(ctx context.Context, stdout, stderr io.Writer, f benchFlags) er
 		peers[i] = p
 	}
 	progs := make([]*installed, 0, N)
+	var installs, uninstalls []time.Duration
 	install := func(i int) error {
 		p := peers[i%T]
 		t0 := time.Now()
 		pp, err := p.Install(ctx, objs[i])
-		d := time.Since(t0)
+		installs = append(installs, time.Since(t0))
 		if err != nil {
 			return &cli.ExitError{Code: 1, Err: fmt.Errorf("offloads: install program %d for tenant %d: %w", i, i%T+1, err)}
 		}
-		in := &installed{peer: p, id: pp.ID, salt: uint64(i), installed: d}
+		in := &installed{peer: p, id: pp.ID, salt: uint64(i)}
 		for _, h := range pp.Handlers {
 			switch h.Name {
 			case "probe":
@@ -219,11 +223,26 @@ func runOffloads(ctx context.Context, stdout, stderr io.Writer, f benchFlags) er
 		progs = append(progs, in)
 		return nil
 	}
+	uninstall := func(p *installed) error {
+		t0 := time.Now()
+		if err := p.peer.Uninstall(ctx, p.id); err != nil {
+			return &cli.ExitError{Code: 1, Err: fmt.Errorf("offloads: uninstall program %d: %w", p.salt, err)}
+		}
+		uninstalls = append(uninstalls, time.Since(t0))
+		return nil
+	}
+	// Each round measures the probe with the first program alone, then
+	// with all N: the machine's load drifts, and rounds spread the drift
+	// over both.
 	wcfg := workload.Config{
 		Mix: workload.MixC, Records: 1000, Clients: f.clients, Outstanding: f.outstanding,
-		Ops: f.ops, Duration: f.duration, Seed: f.seed,
+		Ops: (f.ops + uint64(f.rounds) - 1) / uint64(f.rounds), Duration: f.duration / time.Duration(f.rounds), Seed: f.seed,
 	}
-	probe := func(label string) (workload.ModeRun, offloadsMode, error) {
+	type phase struct {
+		st      *workload.Stats
+		bgCalls uint64
+	}
+	probe := func(label string, into *phase) error {
 		ts := make([]workload.Target, f.clients)
 		for i := range ts {
 			ts[i] = &probeTarget{p: progs[0]}
@@ -238,50 +257,63 @@ func runOffloads(ctx context.Context, stdout, stderr io.Writer, f benchFlags) er
 			err = fmt.Errorf("background call: %w", bgErr)
 		}
 		if err != nil {
-			return workload.ModeRun{}, offloadsMode{}, &cli.ExitError{Code: 1, Err: fmt.Errorf("offloads, %s: %w", label, err)}
+			return &cli.ExitError{Code: 1, Err: fmt.Errorf("offloads, %s: %w", label, err)}
 		}
-		m := offloadsMode{ModeResult: st.ModeResult(workload.ModeAM), Programs: len(progs), BackgroundCalls: bgCalls}
-		if st.Elapsed > 0 {
-			m.BackgroundOpsPerSec = float64(bgCalls) / st.Elapsed.Seconds()
+		if into.st == nil {
+			into.st = st
+		} else {
+			into.st.Merge(st)
 		}
-		return workload.ModeRun{Mode: label, Stats: st}, m, nil
+		into.bgCalls += bgCalls
+		return nil
 	}
-
 	if err := install(0); err != nil {
 		return err
 	}
-	run1, mode1, err := probe("1 program")
-	if err != nil {
-		return err
+	var one, all phase
+	for r := range f.rounds {
+		if err := probe(fmt.Sprintf("round %d: 1 program", r+1), &one); err != nil {
+			return err
+		}
+		for i := 1; i < N; i++ {
+			if err := install(i); err != nil {
+				return err
+			}
+		}
+		if err := probe(fmt.Sprintf("round %d: %d programs", r+1, N), &all); err != nil {
+			return err
+		}
+		if r+1 < f.rounds {
+			for _, p := range progs[1:] {
+				if err := uninstall(p); err != nil {
+					return err
+				}
+			}
+			progs = progs[:1]
+		}
 	}
-	for i := 1; i < N; i++ {
-		if err := install(i); err != nil {
+	for _, p := range progs {
+		if err := uninstall(p); err != nil {
 			return err
 		}
 	}
-	runN, modeN, err := probe(fmt.Sprintf("%d programs", N))
-	if err != nil {
-		return err
-	}
-	installs := make([]time.Duration, len(progs))
-	for i, p := range progs {
-		installs[i] = p.installed
-	}
-	var uninstalls []time.Duration
-	for i, p := range progs {
-		t0 := time.Now()
-		if err := p.peer.Uninstall(ctx, p.id); err != nil {
-			return &cli.ExitError{Code: 1, Err: fmt.Errorf("offloads: uninstall program %d: %w", i, err)}
+	modeOf := func(ph phase, programs int) offloadsMode {
+		m := offloadsMode{ModeResult: ph.st.ModeResult(workload.ModeAM), Programs: programs, BackgroundCalls: ph.bgCalls}
+		if ph.st.Elapsed > 0 {
+			m.BackgroundOpsPerSec = float64(ph.bgCalls) / ph.st.Elapsed.Seconds()
 		}
-		uninstalls = append(uninstalls, time.Since(t0))
+		return m
 	}
+	mode1, modeN := modeOf(one, 1), modeOf(all, N)
+	run1 := workload.ModeRun{Mode: "1 program", Stats: one.st}
+	runN := workload.ModeRun{Mode: fmt.Sprintf("%d programs", N), Stats: all.st}
 
-	title := fmt.Sprintf("offloads: %d programs from %d tenants, the probe of the first", N, T)
+	title := fmt.Sprintf("offloads: %d programs from %d tenants, the probe of the first, %d rounds", N, T, f.rounds)
 	if f.background > 0 {
 		title += fmt.Sprintf(", %d background calls in flight", f.background)
 	}
 	res := offloadsResult{
-		Workload: title, Modes: []offloadsMode{mode1, modeN}, Programs: N, Tenants: T, Background: f.background,
+		Workload: title, Modes: []offloadsMode{mode1, modeN}, Programs: N, Tenants: T, Background: f.background, Rounds: f.rounds,
 		InstallMs: statsOf(installs), UninstallMs: statsOf(uninstalls),
 	}
 	if mode1.P99us > 0 {

@@ -91,12 +91,12 @@ func TestBenchBTree(t *testing.T) {
 
 func TestBenchOffloads(t *testing.T) {
 	var r offloadsResult
-	benchDoc(t, &r, "offloads", "--programs", "30", "--tenants", "7", "--ops", "1000", "--background", "2")
-	if len(r.Modes) != 2 || r.Modes[0].Programs != 1 || r.Modes[1].Programs != 30 || r.Programs != 30 || r.Tenants != 7 || r.Background != 2 {
+	benchDoc(t, &r, "offloads", "--programs", "30", "--tenants", "7", "--ops", "1000", "--background", "2", "--rounds", "2")
+	if len(r.Modes) != 2 || r.Modes[0].Programs != 1 || r.Modes[1].Programs != 30 || r.Programs != 30 || r.Tenants != 7 || r.Background != 2 || r.Rounds != 2 {
 		t.Fatalf("%+v", r)
 	}
 	for _, m := range r.Modes {
-		if m.Mode != "am" || m.OpsPerSec <= 0 || m.P99us < m.P50us || m.RoundTripsPerOp != 1 || m.BackgroundCalls == 0 {
+		if m.Mode != "am" || m.OpsPerSec <= 0 || m.P50us <= 0 || m.P99us < m.P50us || m.RoundTripsPerOp != 1 || m.BackgroundCalls == 0 {
 			t.Errorf("%+v", m)
 		}
 	}
@@ -104,7 +104,7 @@ func TestBenchOffloads(t *testing.T) {
 		t.Errorf("p99_ratio %.3f, want %.3f", r.P99Ratio, r.Modes[1].P99us/r.Modes[0].P99us)
 	}
 	for _, d := range []durationStats{r.InstallMs, r.UninstallMs} {
-		if d.P50 <= 0 || d.P99 < d.P50 || d.Max < d.P99 || d.Total < d.Max {
+		if d.Count != 2*29+1 || d.P50 <= 0 || d.P99 < d.P50 || d.Max < d.P99 || d.Total < d.Max {
 			t.Errorf("durations %+v", d)
 		}
 	}
@@ -131,6 +131,7 @@ func TestBenchWorkloadErrors(t *testing.T) {
 		{[]string{"bench", "offloads", "--programs", "0"}, "--programs must be 1…10000"},
 		{[]string{"bench", "offloads", "--programs", "5", "--tenants", "6"}, "--tenants must be 1…1000 and at most --programs"},
 		{[]string{"bench", "offloads", "--background", "-1"}, "--background must be 0 or more"},
+		{[]string{"bench", "offloads", "--rounds", "0"}, "--rounds must be 1…100"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := doMain(tc.args, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), tc.want) {
