@@ -24,7 +24,7 @@ type btreeService struct {
 
 // startBTree registers a tree for records on server, bulk-loads them
 // (fill keys a node, 0: three quarters of the fanout), installs the
-// handlers after the load and looks them up from caller.
+// handlers and looks them up from caller.
 func startBTree(ctx context.Context, server, caller *host.Node, records uint64, fanout uint32, fill, cacheLevels int) (*btreeService, error) {
 	cfg := btree.DefaultConfig()
 	cfg.Fanout = fanout
@@ -36,21 +36,13 @@ func startBTree(ctx context.Context, server, caller *host.Node, records uint64, 
 	if err != nil {
 		return nil, err
 	}
-	r, err := server.Register(cfg.Region, cfg.RegionSize(), host.RegionOptions{Writable: true})
-	if err != nil {
-		return nil, err
-	}
-	tree, err := btree.NewTree(cfg, r.Bytes())
-	if err != nil {
-		return nil, err
-	}
-	if err := btree.Load(tree, records, fill); err != nil {
-		return nil, err
-	}
-	if _, err := server.InstallWith(obj, cfg.InstallOptions()); err != nil {
-		return nil, err
-	}
-	peer, err := caller.Dial(ctx, server.Addr().String())
+	var tree *btree.Tree
+	peer, err := serveExample(ctx, server, caller, obj, cfg.Region, cfg.RegionSize(), cfg.InstallOptions(), func(mem []byte) (err error) {
+		if tree, err = btree.NewTree(cfg, mem); err != nil {
+			return err
+		}
+		return btree.Load(tree, records, fill)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +60,7 @@ func (s *btreeService) targets(mode string, clients int) []workload.Target {
 	for i := range out {
 		switch mode {
 		case workload.ModeAM:
-			out[i] = btree.AMTarget{C: btree.NewClient(call.Peer{P: s.peer}, s.cfg, s.ids)}
+			out[i] = btree.Target{C: btree.NewClient(call.Peer{P: s.peer}, s.cfg, s.ids)}
 		case workload.ModeRDMA, modeRDMACached:
 			levels := 0
 			if mode == modeRDMACached {
@@ -77,7 +69,7 @@ func (s *btreeService) targets(mode string, clients int) []workload.Target {
 			c := btree.NewRDMAClient(call.PeerRegion{P: s.peer, Region: s.cfg.Region}, s.cfg, levels)
 			// A one-sided update holds its leaf for three round trips.
 			c.Retries = 1000
-			out[i] = btree.RDMATarget{C: c}
+			out[i] = btree.Target{C: c}
 		}
 	}
 	return out

@@ -118,24 +118,3 @@ func TestBenchOffloads(t *testing.T) {
 		}
 	}
 }
-
-func TestBenchWorkloadErrors(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"bench", "mica", "--value-size", "2000"}, "--value-size must be 8…1024 for mica"},
-		{[]string{"bench", "kv", "--modes", "rdma-cached"}, `"rdma-cached" is not am or rdma`},
-		{[]string{"bench", "btree", "--against", "memcached"}, "only the kv and mica workloads"},
-		{[]string{"bench", "btree", "--fanout", "24"}, "fanout 24 is not a power of two"},
-		{[]string{"bench", "offloads", "--programs", "0"}, "--programs must be 1…10000"},
-		{[]string{"bench", "offloads", "--programs", "5", "--tenants", "6"}, "--tenants must be 1…1000 and at most --programs"},
-		{[]string{"bench", "offloads", "--background", "-1"}, "--background must be 0 or more"},
-		{[]string{"bench", "offloads", "--rounds", "0"}, "--rounds must be 1…100"},
-	} {
-		var stdout, stderr bytes.Buffer
-		if code := doMain(tc.args, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), tc.want) {
-			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, stderr.String(), tc.want)
-		}
-	}
-}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/examples/call"
+	"github.com/naam-project/naam/examples/internal/servetest"
 	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/internal/workload"
 	"github.com/naam-project/naam/verifier"
@@ -30,75 +31,33 @@ type server struct {
 	prog *host.Program
 }
 
-func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+func testCtx(t testing.TB) context.Context { return servetest.Context(t, 120*time.Second) }
 
 // start serves a tree of cfg, filled by load (if not nil) before the
-// program is installed: what the host writes before the install is
-// ordered before every handler run (the install publishes the program
-// atomically), which the race detector sees.
+// program is installed (servetest.Serve says why).
 func start(t testing.TB, cfg Config, load func(*Tree) error) *server {
 	t.Helper()
-	ctx := testCtx(t)
 	obj, err := Compile(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg = cfg.withDefaults()
-	n, err := host.Start(host.Config{Name: "btree-server"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.Close() })
-	r, err := n.Register(cfg.Region, cfg.RegionSize(), host.RegionOptions{Writable: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := NewTree(cfg, r.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if load != nil {
-		if err := load(tr); err != nil {
-			t.Fatal(err)
+	var tr *Tree
+	sv := servetest.Serve(t, obj, cfg.Region, cfg.RegionSize(), cfg.InstallOptions(), func(mem []byte) (err error) {
+		if tr, err = NewTree(cfg, mem); err == nil && load != nil {
+			err = load(tr)
 		}
-	}
-	p, err := n.InstallWith(obj, cfg.InstallOptions())
-	if err != nil {
-		t.Fatalf("install: %v", err)
-	}
-	c, err := host.Start(host.Config{Name: "btree-client"})
+		return err
+	})
+	ids, err := PeerIDs(testCtx(t), sv.Peer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	peer, err := c.Dial(ctx, n.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids, err := PeerIDs(ctx, peer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &server{cfg: cfg, tree: tr, peer: peer, prog: p, am: NewClient(call.Peer{P: peer}, cfg, ids)}
+	return &server{cfg: cfg, tree: tr, peer: sv.Peer, prog: sv.Program, am: NewClient(call.Peer{P: sv.Peer}, cfg, ids)}
 }
 
 func (s *server) rdma(cacheLevels int) *RDMAClient {
 	return NewRDMAClient(call.PeerRegion{P: s.peer, Region: s.cfg.Region}, s.cfg, cacheLevels)
-}
-
-func field(t *testing.T, fs []bytecode.Field, name string) bytecode.Field {
-	t.Helper()
-	for _, f := range fs {
-		if f.Name == name {
-			return f
-		}
-	}
-	t.Fatalf("no field %q in %+v", name, fs)
-	return bytecode.Field{}
 }
 
 // TestLayout checks the Go layout against the compiled object for several
@@ -141,17 +100,17 @@ func TestLayout(t *testing.T) {
 				f         bytecode.Field
 				off, size uint32
 			}{
-				{field(t, lookup.Args, "key"), 0, 8},
-				{field(t, lookup.Results, "result"), 0, 8},
-				{field(t, scan.Args, "start"), 0, 8},
-				{field(t, scan.Args, "n"), 8, 4},
-				{field(t, scan.Results, "count"), 0, 4},
-				{field(t, scan.Results, "end"), 4, 1},
-				{field(t, scan.Results, "keys"), 8, 8 * S},
-				{field(t, scan.Results, "vals"), 8 + 8*S, 8 * S},
-				{field(t, update.Args, "key"), 0, 8},
-				{field(t, update.Args, "value"), 8, 8},
-				{field(t, update.Results, "result"), 0, 8},
+				{servetest.Field(t, lookup.Args, "key"), 0, 8},
+				{servetest.Field(t, lookup.Results, "result"), 0, 8},
+				{servetest.Field(t, scan.Args, "start"), 0, 8},
+				{servetest.Field(t, scan.Args, "n"), 8, 4},
+				{servetest.Field(t, scan.Results, "count"), 0, 4},
+				{servetest.Field(t, scan.Results, "end"), 4, 1},
+				{servetest.Field(t, scan.Results, "keys"), 8, 8 * S},
+				{servetest.Field(t, scan.Results, "vals"), 8 + 8*S, 8 * S},
+				{servetest.Field(t, update.Args, "key"), 0, 8},
+				{servetest.Field(t, update.Args, "value"), 8, 8},
+				{servetest.Field(t, update.Results, "result"), 0, 8},
 			} {
 				if w.f.Offset != w.off || w.f.Size != w.size {
 					t.Errorf("%s @%d size %d, want @%d size %d", w.f.Name, w.f.Offset, w.f.Size, w.off, w.size)
@@ -524,9 +483,9 @@ func TestTargets(t *testing.T) {
 		target workload.Target
 		rts    float64 // per lookup
 	}{
-		{"am", AMTarget{C: s.am}, 1},
-		{"rdma", RDMATarget{C: s.rdma(0)}, H},
-		{"rdma-cached", RDMATarget{C: s.rdma(2)}, H - 2},
+		{"am", Target{C: s.am}, 1},
+		{"rdma", Target{C: s.rdma(0)}, H},
+		{"rdma-cached", Target{C: s.rdma(2)}, H - 2},
 	} {
 		st, err := workload.Run(ctx, workload.Config{Mix: workload.MixC, Records: records, Ops: 2000, Clients: 1, Outstanding: 4}, []workload.Target{tc.target})
 		if err != nil || st.Errors != 0 {

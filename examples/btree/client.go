@@ -28,17 +28,9 @@ type HandlerIDs struct {
 // through the host library (the node describes its handlers).
 func PeerIDs(ctx context.Context, p *host.Peer) (HandlerIDs, error) {
 	var ids HandlerIDs
-	for _, h := range []struct {
-		name string
-		id   *uint32
-	}{{HandlerLookup, &ids.Lookup}, {HandlerScan, &ids.Scan}, {HandlerUpdate, &ids.Update}} {
-		hd, err := p.Handler(ctx, "btree."+h.name)
-		if err != nil {
-			return ids, fmt.Errorf("btree: %w", err)
-		}
-		*h.id = hd.ID
-	}
-	return ids, nil
+	err := call.PeerIDs(ctx, p, "btree", call.HandlerID{Name: "btree." + HandlerLookup, ID: &ids.Lookup},
+		call.HandlerID{Name: "btree." + HandlerScan, ID: &ids.Scan}, call.HandlerID{Name: "btree." + HandlerUpdate, ID: &ids.Update})
+	return ids, err
 }
 
 // Reply counts an operation's round trips, retries included.
@@ -60,24 +52,8 @@ func NewClient(c call.Caller, cfg Config, ids HandlerIDs) *Client {
 }
 
 func (c *Client) do(ctx context.Context, handler uint32, req []byte, rep *Reply) ([]byte, error) {
-	tries := max(c.Retries, 1)
-	for {
-		rep.RoundTrips++
-		out, err := c.caller.Call(ctx, handler, req)
-		if err == nil {
-			return out, nil
-		}
-		code, ok := call.Code(err)
-		if !ok {
-			return nil, err
-		}
-		if code != CodeBusy || rep.RoundTrips >= tries {
-			return nil, codeErrors.Of("btree: handler failed", code, err)
-		}
-		if err := retry.Backoff(ctx, rep.RoundTrips); err != nil {
-			return nil, err
-		}
-	}
+	h := retry.Handler{Caller: c.caller, Busy: CodeBusy, Tries: c.Retries, Codes: codeErrors, What: "btree: handler failed"}
+	return h.Call(ctx, handler, req, &rep.RoundTrips)
 }
 
 // Lookup is key's value: the descent runs on the node, one round trip.
@@ -260,25 +236,11 @@ func (c *RDMAClient) leaf(ctx context.Context, key uint64, rep *Reply) (uint32, 
 	return 0, view{}, ErrTooDeep
 }
 
-// withRetries runs op until it is not busy.
-func (c *RDMAClient) withRetries(ctx context.Context, op func() error) error {
-	tries := max(c.Retries, 1)
-	for try := 1; ; try++ {
-		err := op()
-		if !errors.Is(err, ErrBusy) || try >= tries {
-			return err
-		}
-		if err := retry.Backoff(ctx, try); err != nil {
-			return err
-		}
-	}
-}
-
 // Lookup is key's value, found with READs.
 func (c *RDMAClient) Lookup(ctx context.Context, key uint64) (uint64, Reply, error) {
 	var rep Reply
 	var value uint64
-	err := c.withRetries(ctx, func() error {
+	err := retry.Do(ctx, c.Retries, ErrBusy, func() error {
 		_, v, err := c.leaf(ctx, key, &rep)
 		if err != nil {
 			return err
@@ -309,7 +271,7 @@ func (c *RDMAClient) Update(ctx context.Context, key, value uint64) (uint64, Rep
 		return 0, rep, ErrNoVerbs
 	}
 	var old uint64
-	err := c.withRetries(ctx, func() error {
+	err := retry.Do(ctx, c.Retries, ErrBusy, func() error {
 		n, v, err := c.leaf(ctx, key, &rep)
 		if err != nil {
 			return err

@@ -6,36 +6,26 @@ import (
 	"fmt"
 )
 
-// AMTarget is a Client as the benchmark's target (workload.Target, by
-// shape): record n is KeyOf(n); a read is a lookup, an update replaces
-// the record's value with the first 8 bytes of the benchmark's.
-type AMTarget struct{ C *Client }
+// Target is a client (a Client, or an RDMAClient whose reader is
+// call.Verbs, for the updates) as the benchmark's target
+// (workload.Target, by shape): record n is KeyOf(n); a read is a lookup,
+// an update replaces the record's value with the first 8 bytes of the
+// benchmark's.
+type Target struct {
+	C interface {
+		Lookup(ctx context.Context, key uint64) (uint64, Reply, error)
+		Update(ctx context.Context, key, value uint64) (uint64, Reply, error)
+	}
+}
 
 // Get implements workload.Target.
-func (t AMTarget) Get(ctx context.Context, rec uint64) (int, error) {
+func (t Target) Get(ctx context.Context, rec uint64) (int, error) {
 	_, rep, err := t.C.Lookup(ctx, KeyOf(rec))
 	return rep.RoundTrips, err
 }
 
 // Put implements workload.Target.
-func (t AMTarget) Put(ctx context.Context, rec uint64, value []byte) (int, error) {
-	_, rep, err := t.C.Update(ctx, KeyOf(rec), word(value))
-	return rep.RoundTrips, err
-}
-
-// RDMATarget is an RDMAClient as the benchmark's target: lookups with a
-// READ per uncached level, updates with the one-sided write path (its
-// reader must be call.Verbs).
-type RDMATarget struct{ C *RDMAClient }
-
-// Get implements workload.Target.
-func (t RDMATarget) Get(ctx context.Context, rec uint64) (int, error) {
-	_, rep, err := t.C.Lookup(ctx, KeyOf(rec))
-	return rep.RoundTrips, err
-}
-
-// Put implements workload.Target.
-func (t RDMATarget) Put(ctx context.Context, rec uint64, value []byte) (int, error) {
+func (t Target) Put(ctx context.Context, rec uint64, value []byte) (int, error) {
 	_, rep, err := t.C.Update(ctx, KeyOf(rec), word(value))
 	return rep.RoundTrips, err
 }

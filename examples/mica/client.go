@@ -30,17 +30,9 @@ type HandlerIDs struct {
 // through the host library (the node describes its handlers).
 func PeerIDs(ctx context.Context, p *host.Peer) (HandlerIDs, error) {
 	var ids HandlerIDs
-	for _, h := range []struct {
-		name string
-		id   *uint32
-	}{{HandlerGet, &ids.Get}, {HandlerPut, &ids.Put}, {HandlerDelete, &ids.Delete}} {
-		hd, err := p.Handler(ctx, "mica."+h.name)
-		if err != nil {
-			return ids, fmt.Errorf("mica: %w", err)
-		}
-		*h.id = hd.ID
-	}
-	return ids, nil
+	err := call.PeerIDs(ctx, p, "mica", call.HandlerID{Name: "mica." + HandlerGet, ID: &ids.Get},
+		call.HandlerID{Name: "mica." + HandlerPut, ID: &ids.Put}, call.HandlerID{Name: "mica." + HandlerDelete, ID: &ids.Delete})
+	return ids, err
 }
 
 // ProgramIDs finds the handler ids of p, a mica program installed on this
@@ -92,24 +84,8 @@ func NewClient(c call.Caller, cfg Config, ids HandlerIDs) *Client {
 }
 
 func (c *Client) do(ctx context.Context, handler uint32, req []byte, rep *Reply) ([]byte, error) {
-	tries := max(c.Retries, 1)
-	for {
-		rep.RoundTrips++
-		out, err := c.caller.Call(ctx, handler, req)
-		if err == nil {
-			return out, nil
-		}
-		code, ok := call.Code(err)
-		if !ok {
-			return nil, err
-		}
-		if code != CodeBusy || rep.RoundTrips >= tries {
-			return nil, codeErrors.Of("mica: handler failed", code, err)
-		}
-		if err := retry.Backoff(ctx, rep.RoundTrips); err != nil {
-			return nil, err
-		}
-	}
+	h := retry.Handler{Caller: c.caller, Busy: CodeBusy, Tries: c.Retries, Codes: codeErrors, What: "mica: handler failed"}
+	return h.Call(ctx, handler, req, &rep.RoundTrips)
 }
 
 // Get looks key up in one round trip. ErrNotFound if the store holds no
@@ -256,16 +232,8 @@ func (c *RDMAClient) Put(ctx context.Context, key Key, value []byte) (Reply, err
 	if len(value) > int(c.cfg.ValueSize) {
 		return rep, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLong, len(value), c.cfg.ValueSize)
 	}
-	tries := max(c.Retries, 1)
-	for try := 1; ; try++ {
-		err := c.put(ctx, vb, key, value, &rep)
-		if !errors.Is(err, ErrBusy) || try >= tries {
-			return rep, err
-		}
-		if err := retry.Backoff(ctx, try); err != nil {
-			return rep, err
-		}
-	}
+	err := retry.Do(ctx, c.Retries, ErrBusy, func() error { return c.put(ctx, vb, key, value, &rep) })
+	return rep, err
 }
 
 func (c *RDMAClient) put(ctx context.Context, vb call.Verbs, key Key, value []byte, rep *Reply) error {

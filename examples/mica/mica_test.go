@@ -15,6 +15,7 @@ import (
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/examples/call"
+	"github.com/naam-project/naam/examples/internal/servetest"
 	"github.com/naam-project/naam/examples/kv"
 	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/internal/workload"
@@ -28,7 +29,6 @@ const nicBudget = 2000
 // server is a store on a node, reached from another node over loopback.
 type server struct {
 	cfg   Config
-	node  *host.Node
 	store *Store
 	peer  *host.Peer
 	am    *Client
@@ -36,67 +36,30 @@ type server struct {
 	prog  *host.Program
 }
 
-func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+func testCtx(t testing.TB) context.Context { return servetest.Context(t, 60*time.Second) }
 
 func start(t testing.TB, cfg Config) *server {
 	t.Helper()
-	ctx := testCtx(t)
 	obj, err := Compile(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg = cfg.withDefaults()
-	n, err := host.Start(host.Config{Name: "mica-server"})
+	var st *Store
+	sv := servetest.Serve(t, obj, cfg.Region, cfg.RegionSize(), cfg.InstallOptions(), func(mem []byte) (err error) {
+		st, err = NewStore(cfg, mem)
+		return err
+	})
+	ids, err := PeerIDs(testCtx(t), sv.Peer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { n.Close() })
-	r, err := n.Register(cfg.Region, cfg.RegionSize(), host.RegionOptions{Writable: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := n.InstallWith(obj, cfg.InstallOptions())
-	if err != nil {
-		t.Fatalf("install: %v", err)
-	}
-	st, err := NewStore(cfg, r.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := host.Start(host.Config{Name: "mica-client"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	peer, err := c.Dial(ctx, n.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids, err := PeerIDs(ctx, peer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if local, err := ProgramIDs(p); err != nil || local != ids {
+	if local, err := ProgramIDs(sv.Program); err != nil || local != ids {
 		t.Fatalf("ProgramIDs %+v, %v; PeerIDs %+v", local, err, ids)
 	}
-	return &server{cfg: cfg, node: n, store: st, peer: peer, prog: p,
-		am:   NewClient(call.Peer{P: peer}, cfg, ids),
-		rdma: NewRDMAClient(call.PeerRegion{P: peer, Region: cfg.Region}, cfg)}
-}
-
-func field(t *testing.T, fs []bytecode.Field, name string) bytecode.Field {
-	t.Helper()
-	for _, f := range fs {
-		if f.Name == name {
-			return f
-		}
-	}
-	t.Fatalf("no field %q in %+v", name, fs)
-	return bytecode.Field{}
+	return &server{cfg: cfg, store: st, peer: sv.Peer, prog: sv.Program,
+		am:   NewClient(call.Peer{P: sv.Peer}, cfg, ids),
+		rdma: NewRDMAClient(call.PeerRegion{P: sv.Peer, Region: cfg.Region}, cfg)}
 }
 
 // TestLayout checks the Go layout and codecs against the compiled object
@@ -143,16 +106,16 @@ func TestLayout(t *testing.T) {
 				f         bytecode.Field
 				off, size uint32
 			}{
-				{field(t, get.Args, "key"), 0, 16},
-				{field(t, get.Results, "seq"), 0, 8},
-				{field(t, get.Results, "vlen"), 8, 4},
-				{field(t, get.Results, "value"), 12, V},
-				{field(t, put.Args, "key"), 0, 16},
-				{field(t, put.Args, "vlen"), 16, 4},
-				{field(t, put.Args, "value"), 20, V},
-				{field(t, put.Results, "result"), 0, 8},
-				{field(t, del.Args, "key"), 0, 16},
-				{field(t, del.Results, "result"), 0, 8},
+				{servetest.Field(t, get.Args, "key"), 0, 16},
+				{servetest.Field(t, get.Results, "seq"), 0, 8},
+				{servetest.Field(t, get.Results, "vlen"), 8, 4},
+				{servetest.Field(t, get.Results, "value"), 12, V},
+				{servetest.Field(t, put.Args, "key"), 0, 16},
+				{servetest.Field(t, put.Args, "vlen"), 16, 4},
+				{servetest.Field(t, put.Args, "value"), 20, V},
+				{servetest.Field(t, put.Results, "result"), 0, 8},
+				{servetest.Field(t, del.Args, "key"), 0, 16},
+				{servetest.Field(t, del.Results, "result"), 0, 8},
 			} {
 				if w.f.Offset != w.off || w.f.Size != w.size {
 					t.Errorf("%s @%d size %d, want @%d size %d", w.f.Name, w.f.Offset, w.f.Size, w.off, w.size)
@@ -613,8 +576,8 @@ func TestYCSBThroughTargets(t *testing.T) {
 		target workload.Target
 		rts    float64
 	}{
-		{"am", AMTarget{C: s.am, Misses: new(Misses)}, 1},
-		{"rdma", RDMATarget{C: s.rdma, Misses: new(Misses)}, 2},
+		{"am", Target{C: s.am, Misses: new(Misses)}, 1},
+		{"rdma", Target{C: s.rdma, Misses: new(Misses)}, 2},
 	} {
 		st, err := workload.Run(ctx, workload.Config{Mix: workload.MixC, Records: records, Ops: 1000, Clients: 1, Outstanding: 4}, []workload.Target{tc.target})
 		if err != nil || st.Errors != 0 {

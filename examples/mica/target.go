@@ -34,41 +34,25 @@ func (m *Misses) got(err error) error {
 	return err
 }
 
-// AMTarget is a Client as the benchmark's target (workload.Target, by
-// shape): record n is kv.KeyOf(n).
-type AMTarget struct {
-	C      *Client
+// Target is a client (a Client or an RDMAClient: its reader must then
+// be call.Verbs, for the PUTs) as the benchmark's target
+// (workload.Target, by shape): record n is kv.KeyOf(n).
+type Target struct {
+	C interface {
+		Get(ctx context.Context, key Key) (Reply, error)
+		Put(ctx context.Context, key Key, value []byte) (Reply, error)
+	}
 	Misses *Misses // may be nil
 }
 
 // Get implements workload.Target.
-func (t AMTarget) Get(ctx context.Context, key uint64) (int, error) {
+func (t Target) Get(ctx context.Context, key uint64) (int, error) {
 	rep, err := t.C.Get(ctx, kv.KeyOf(key))
 	return rep.RoundTrips, t.Misses.got(err)
 }
 
 // Put implements workload.Target.
-func (t AMTarget) Put(ctx context.Context, key uint64, value []byte) (int, error) {
-	rep, err := t.C.Put(ctx, kv.KeyOf(key), value)
-	return rep.RoundTrips, err
-}
-
-// RDMATarget is an RDMAClient as the benchmark's target: GETs with two
-// READs, PUTs with the one-sided write path (its reader must be
-// call.Verbs).
-type RDMATarget struct {
-	C      *RDMAClient
-	Misses *Misses // may be nil
-}
-
-// Get implements workload.Target.
-func (t RDMATarget) Get(ctx context.Context, key uint64) (int, error) {
-	rep, err := t.C.Get(ctx, kv.KeyOf(key))
-	return rep.RoundTrips, t.Misses.got(err)
-}
-
-// Put implements workload.Target.
-func (t RDMATarget) Put(ctx context.Context, key uint64, value []byte) (int, error) {
+func (t Target) Put(ctx context.Context, key uint64, value []byte) (int, error) {
 	rep, err := t.C.Put(ctx, kv.KeyOf(key), value)
 	return rep.RoundTrips, err
 }
