@@ -20,9 +20,6 @@ import (
 	"github.com/naam-project/naam/verifier"
 )
 
-// nicBudget is the NIC cores' instruction budget (spec/nic.md, Defaults).
-const nicBudget = 2000
-
 type server struct {
 	cfg  Config
 	tree *Tree
@@ -79,7 +76,7 @@ func TestLayout(t *testing.T) {
 				t.Fatalf("verifier: %+v", err)
 			}
 			for _, e := range rep.Entries {
-				if e.Name != HandlerScan && e.MaxInsns > nicBudget {
+				if e.Name != HandlerScan && e.MaxInsns > servetest.NICBudget {
 					t.Errorf("%s: bound %d over the NIC budget", e.Name, e.MaxInsns)
 				}
 				t.Logf("%s: verified bound %d", e.Name, e.MaxInsns)

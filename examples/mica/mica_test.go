@@ -22,10 +22,6 @@ import (
 	"github.com/naam-project/naam/verifier"
 )
 
-// nicBudget is the NIC cores' instruction budget (spec/nic.md, Defaults):
-// a handler whose verified bound is within it runs on a NIC core.
-const nicBudget = 2000
-
 // server is a store on a node, reached from another node over loopback.
 type server struct {
 	cfg   Config
@@ -83,7 +79,7 @@ func TestLayout(t *testing.T) {
 				t.Fatalf("verifier: %+v", err)
 			}
 			for _, e := range rep.Entries {
-				if e.MaxInsns > nicBudget {
+				if e.MaxInsns > servetest.NICBudget {
 					t.Errorf("%s: bound %d over the NIC budget", e.Name, e.MaxInsns)
 				}
 			}
@@ -135,7 +131,7 @@ func TestLayout(t *testing.T) {
 func TestPlacedOnNIC(t *testing.T) {
 	s := start(t, Config{})
 	for _, h := range s.prog.Handlers() {
-		if h.Placement.String() != "nic" || h.MaxInsns > nicBudget {
+		if h.Placement.String() != "nic" || h.MaxInsns > servetest.NICBudget {
 			t.Errorf("%s: placed %s, bound %d", h.Name, h.Placement, h.MaxInsns)
 		}
 		t.Logf("%s: verified bound %d instructions", h.Name, h.MaxInsns)

@@ -13,6 +13,10 @@ import (
 	"github.com/naam-project/naam/host"
 )
 
+// NICBudget is the NIC cores' instruction budget (spec/nic.md, Defaults):
+// a handler whose verified bound is within it runs on a NIC core.
+const NICBudget = 2000
+
 // Served is a program on a node and the way to it.
 type Served struct {
 	Node    *host.Node
