@@ -86,6 +86,10 @@ them installed (p99_ratio), and the install and uninstall times;
 
 Results print as a table, or with --json as one JSON object:
   {"workload": …, "modes": [{"mode", "ops_per_sec", "p50_us", "p99_us", "round_trips_per_op"}, …]}
+with fields of the workload's own beside modes: mica's misses (GETs that
+found no live entry, by mode), btree's height, fanout, nodes and
+cache_levels, offloads' programs, tenants, rounds, p99_ratio, install_ms
+and uninstall_ms (and each mode's programs).
 --plot FILE.png draws the latency CDFs and the throughput per mode. A progress
 bar shows on a terminal (stderr).`,
 		Example: `  naam bench kv
