@@ -35,7 +35,7 @@ var allowedImports = map[string][]string{
 
 	"cmd/naamc": {"bytecode", "vm", "vm/jit", "lang", "compiler", "verifier", "internal/cli"},
 	"cmd/naam": {"host", "nicrt", "bytecode", "vm", "verifier", "compiler", "lang", "examples/call", "examples/kv", "examples/kv/kvnode",
-		"examples/chase", "examples/rpc", "internal/bench/benchprog", "internal/bench/kernel", "internal/bench/workload",
+		"examples/chase", "examples/rpc", "examples/mica", "examples/btree", "internal/bench/benchprog", "internal/bench/kernel", "internal/bench/workload",
 		"internal/bench/memcache", "internal/cli"},
 
 	"examples/call":            {"host/peer", "nicrt/caller", "nicrt/wire"},
@@ -47,6 +47,11 @@ var allowedImports = map[string][]string{
 	"examples/kv/cmd/kvclient": {"examples/call", "examples/kv", "internal/bench/memcache", "internal/bench/workload", "nicrt/caller", "nicrt/transport", "nicrt/wire"},
 	"examples/chase":           {"bytecode", "nicrt", "host", "examples/call", "examples/internal/source"},
 	"examples/rpc":             {"bytecode", "nicrt", "host", "examples/call", "examples/internal/source"},
+	"examples/mica":            {"bytecode", "host", "examples/call", "examples/kv", "examples/internal/retry", "examples/internal/source"},
+	"examples/btree":           {"bytecode", "host", "examples/call", "examples/internal/retry", "examples/internal/source"},
+	"examples/internal/retry":  {"examples/call"},
+	// The examples' test server: only their tests import it.
+	"examples/internal/servetest": {"bytecode", "host"},
 
 	"internal/cli":          {},
 	"internal/defaults":     {},
