@@ -30,20 +30,23 @@ type HandlerIDs struct {
 	Get, Put, Delete, CAS uint32
 }
 
+// handlerIDs are the handlers of the kv program, by name, and where
+// their ids go in ids.
+func (ids *HandlerIDs) handlerIDs() []call.HandlerID {
+	return []call.HandlerID{{Name: HandlerGet, ID: &ids.Get}, {Name: HandlerPut, ID: &ids.Put}, {Name: HandlerDelete, ID: &ids.Delete}, {Name: HandlerCAS, ID: &ids.CAS}}
+}
+
 // LookupIDs finds the handler ids of an installed kv program with lookup,
-// which gives the node-wide id of a handler by name: kvnode.IDs over an
-// installed program, PeerIDs over a peer's description.
+// which gives the node-wide id of a handler by name (kvnode.IDs: over the
+// installed program; PeerIDs does the same over a peer's description).
 func LookupIDs(lookup func(name string) (uint32, error)) (HandlerIDs, error) {
 	var ids HandlerIDs
-	for _, h := range []struct {
-		name string
-		id   *uint32
-	}{{HandlerGet, &ids.Get}, {HandlerPut, &ids.Put}, {HandlerDelete, &ids.Delete}, {HandlerCAS, &ids.CAS}} {
-		id, err := lookup(h.name)
+	for _, h := range ids.handlerIDs() {
+		id, err := lookup(h.Name)
 		if err != nil {
 			return ids, err
 		}
-		*h.id = id
+		*h.ID = id
 	}
 	return ids, nil
 }
@@ -282,11 +285,7 @@ func (c *RDMAClient) get(ctx context.Context, key Key, rep *Reply) error {
 // PeerIDs finds the handler ids of the kv program a node installed,
 // through the host library (the node describes its handlers).
 func PeerIDs(ctx context.Context, p *peer.Peer) (HandlerIDs, error) {
-	return LookupIDs(func(name string) (uint32, error) {
-		h, err := p.Handler(ctx, name)
-		if err != nil {
-			return 0, fmt.Errorf("kv: %w", err)
-		}
-		return h.ID, nil
-	})
+	var ids HandlerIDs
+	err := call.PeerIDs(ctx, p, "kv", ids.handlerIDs()...)
+	return ids, err
 }
