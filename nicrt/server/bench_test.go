@@ -21,7 +21,7 @@ import (
 // Benchmarks of the network path over 127.0.0.1, each beside the plain Go
 // UDP baseline of the same shape in the same run (spec/nic.md, Measured):
 //
-//	go test ./nicrt -run '^$' -bench 'Net' -benchtime 2s
+//	go test ./nicrt/server -run '^$' -bench 'Net' -benchtime 2s
 //
 // p50-ns and p99-ns are round trips of single calls; msgs/s counts
 // completed calls (or echoed datagrams).
@@ -327,7 +327,7 @@ var rtNIC = nicrt.Config{}
 // node of each phase and the first calls' latencies (spec/nic.md,
 // Measured: the network path):
 //
-//	go test ./nicrt -run '^$' -bench NetFirstCalls -benchtime 50x
+//	go test ./nicrt/server -run '^$' -bench NetFirstCalls -benchtime 50x
 func BenchmarkNetFirstCalls(b *testing.B) {
 	const first, more = 8, 25
 	lat := &netLatencies{}

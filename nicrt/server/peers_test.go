@@ -200,7 +200,7 @@ func TestNetPeerMemory(t *testing.T) {
 // memory of a state whose window is full (WindowSize requests answered,
 // their 64-byte replies kept) (spec/nic.md, Peer state):
 //
-//	go test ./nicrt -run '^$' -bench PeerMemory -benchtime 1x
+//	go test ./nicrt/server -run '^$' -bench PeerMemory -benchtime 1x
 func BenchmarkPeerMemory(b *testing.B) {
 	for b.Loop() {
 		perState, perFloor, total, _ := peerMemory(b, 100_000)
