@@ -127,9 +127,13 @@ func printBuildSummary(w io.Writer, obj *bytecode.Object, rep *verifier.Report) 
 		}
 		bound := "not verified"
 		if rep != nil && i < len(rep.Entries) {
-			bound = fmt.Sprintf("max-insns=%d", rep.Entries[i].MaxInsns)
+			bound = fmt.Sprintf("max-insns=%d%s", rep.Entries[i].MaxInsns, clientNote(rep.Entries[i], ", "))
 		}
-		fmt.Fprintf(w, "%s: id %d, request %d bytes, reply %d bytes, %s\n", h.Name, h.ID, req.Size, reply.Size, bound)
+		reads := ""
+		if h.HasAccess() {
+			reads = ", reads " + plural(int(h.MaxRanges), "range")
+		}
+		fmt.Fprintf(w, "%s: id %d, request %d bytes, reply %d bytes, %s%s\n", h.Name, h.ID, req.Size, reply.Size, bound, reads)
 	}
 	return nil
 }

@@ -81,7 +81,7 @@ itself failed. -v prints the whole walk, block by block, to stderr.`,
 
 func printReport(w io.Writer, rep *verifier.Report) {
 	for _, e := range rep.Entries {
-		fmt.Fprintf(w, "%s: max-insns=%d\n", e.Name, e.MaxInsns)
+		fmt.Fprintf(w, "%s: max-insns=%d%s\n", e.Name, e.MaxInsns, clientNote(e, " "))
 	}
 	fmt.Fprintf(w, "accepted: %s\n", rep)
 }
@@ -176,4 +176,16 @@ func verifyObject(cmd *cobra.Command, obj *bytecode.Object, budget uint64) (*ver
 		return nil, &cli.ExitError{Code: exitTool, Err: err}
 	}
 	return rep, nil
+}
+
+// clientNote says whether a handler entry is client-eligible, after sep;
+// access functions get nothing (they always are).
+func clientNote(e verifier.EntryReport, sep string) string {
+	switch {
+	case e.Access:
+		return ""
+	case e.ClientEligible:
+		return sep + "client-eligible"
+	}
+	return sep + "not client-eligible: " + e.ClientReason
 }
