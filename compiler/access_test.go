@@ -104,10 +104,10 @@ func TestAccessFunction(t *testing.T) {
 		return m.Invoke(prog, &vm.Invocation{Entry: h.Access, Handler: h.ID, Request: req, Reply: make([]byte, reply)})
 	}
 	for _, tc := range []struct {
-		i    uint32
-		n    uint64
-		s    int16
-		c    int32
+		i uint32
+		n uint64
+		s int16
+		c int32
 	}{
 		{0, 1, 0, 1}, {2, 3, 4, 2}, {8, 5, 9, 100}, {9, 1 << 63, -1, 3}, {10, 1, 3, -5},
 		{4, 0, 0, 0}, {1<<32 - 2, 7, 32767, 1 << 30}, {6, ^uint64(0), -32768, -1},
