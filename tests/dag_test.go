@@ -44,6 +44,8 @@ var allowedImports = map[string][]string{
 	"internal/memcache":        {"internal/workload"},
 	"internal/netnstest":       {},
 	"xdp":                      {"bytecode", "nicrt/wire", "verifier"},
+	"clientrun":                {"bytecode", "verifier", "vm"},
+	"clientrun/clientruntest":  {"bytecode", "clientrun", "vm"},
 }
 
 // TestPackageDAG checks every package's NAAM imports (non-test code)

@@ -1,0 +1,266 @@
+package clientrun_test
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"go/constant"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/clientrun"
+	"github.com/naam-project/naam/clientrun/clientruntest"
+	"github.com/naam-project/naam/compiler"
+	"github.com/naam-project/naam/lang"
+)
+
+// The example services' handler programs, run at the client and at the
+// node: every client-eligible handler gives the same replies and leaves
+// the same region bytes (clientruntest.Twin checks each request), at the
+// round trips its declaration allows.
+
+// exampleObject compiles examples/DIR/FILE with the constant overrides.
+func exampleObject(t *testing.T, file string, defs map[string]uint64) *bytecode.Object {
+	t.Helper()
+	path := filepath.Join("..", "examples", file)
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := lang.Config{Constants: map[string]constant.Value{}}
+	for k, v := range defs {
+		conf.Constants[k] = constant.MakeUint64(v)
+	}
+	obj, err := compiler.CompileWith(conf, lang.NewFileSet(), path, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+func newTwin(t *testing.T, obj *bytecode.Object) *clientruntest.Twin {
+	t.Helper()
+	var regions [][]byte
+	for _, r := range obj.Regions {
+		regions = append(regions, make([]byte, r.Size))
+	}
+	w, err := clientruntest.NewTwin(obj, regions, clientrun.Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// call runs one request at both places and fails the test where they
+// differ.
+func call(t *testing.T, w *clientruntest.Twin, handler string, req []byte) clientruntest.TwinResult {
+	t.Helper()
+	res, err := w.Call(context.Background(), clientrun.Call{Handler: handler, Request: req, SrcNode: 5, Tenant: 1, RequestID: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestEligibleExamples(t *testing.T) {
+	want := map[string][]string{
+		"kv/kv.naam":       {"get"},
+		"chase/chase.naam": {"walk", "lookup"},
+		"rpc/ledger.naam":  {"balance", "entry"},
+	}
+	for file, names := range want {
+		r, err := clientrun.New(exampleObject(t, file, nil), clientrun.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range r.Object().Handlers {
+			if r.Eligible(h.Name) == nil {
+				got = append(got, h.Name)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(names) {
+			t.Errorf("%s: eligible %v, want %v", file, got, names)
+		}
+	}
+}
+
+// kvKey is the YCSB-style key of record i: "user" and 12 digits.
+func kvKey(i int) []byte { return fmt.Appendf(nil, "user%012d", i) }
+
+func kvPut(key []byte, value []byte, valueSize int) []byte {
+	req := append([]byte(nil), key...)
+	req = binary.LittleEndian.AppendUint32(req, uint32(len(value)))
+	req = append(req, value...)
+	return append(req, make([]byte, valueSize-len(value))...)
+}
+
+// TestKVYCSB runs a YCSB-B stream (95% GETs of Zipf-distributed records,
+// 5% updates, and GETs of records that do not exist) against the KV
+// program: each GET at the client and at the node gives the same reply,
+// and one that finds its key takes two round trips: the declared probe
+// window, then the value slot.
+func TestKVYCSB(t *testing.T) {
+	for _, cfg := range []struct {
+		name           string
+		defs           map[string]uint64
+		records, value int
+		ops            int
+	}{
+		{"default", nil, 600, 256, 3000},
+		// A small table, full enough that probe windows wrap past the
+		// last bucket, with DELETED buckets probes must pass.
+		{"small", map[string]uint64{"BUCKETS": 64, "PROBES": 8, "VALUE": 64}, 40, 64, 2000},
+	} {
+		t.Run(cfg.name, func(t *testing.T) {
+			w := newTwin(t, exampleObject(t, "kv/kv.naam", cfg.defs))
+			rng := rand.New(rand.NewPCG(1, 2))
+			// A value of 24 to cfg.value bytes that names its record and op.
+			value := func(i, op int) []byte {
+				v := fmt.Appendf(nil, "%08d/%08d/", i, op)
+				for len(v) < 24+rng.IntN(cfg.value-23) {
+					v = append(v, byte(rng.Uint32()))
+				}
+				return v
+			}
+			for i := range cfg.records {
+				res := call(t, w, "put", kvPut(kvKey(i), value(i, 0), cfg.value))
+				if res.Node.Code != 0 {
+					t.Fatalf("put %d: code %d", i, res.Node.Code)
+				}
+			}
+			if cfg.name == "small" {
+				for i := 0; i < cfg.records; i += 5 {
+					call(t, w, "delete", kvKey(i))
+				}
+			}
+			zipf := rand.NewZipf(rng, 1.1, 1, uint64(cfg.records-1))
+			var gets, found, trips, missing, wraps int
+			for op := range cfg.ops {
+				i := int(zipf.Uint64())
+				switch p := rng.IntN(100); {
+				case p < 5:
+					call(t, w, "put", kvPut(kvKey(i), value(i, op), cfg.value))
+				case p < 10:
+					res := call(t, w, "get", kvKey(cfg.records+rng.IntN(1000)))
+					if res.Client.Code != 1 { // NOT_FOUND
+						t.Fatalf("get of a missing key: code %d", res.Client.Code)
+					}
+					missing++
+				default:
+					res := call(t, w, "get", kvKey(i))
+					gets++
+					if !res.AtClient {
+						t.Fatal("get did not run at the client")
+					}
+					if res.Client.Code == 0 {
+						found++
+						trips += res.Client.Stats.RoundTrips
+						if s := res.Client.Stats; s.RoundTrips != 2 || s.ExtraReads != 1 || s.Declared < 1 {
+							t.Fatalf("get %d: %+v, want the window, then the slot", i, s)
+						}
+						if res.Client.Stats.Declared == 2 {
+							wraps++ // the window's part past the last bucket
+						}
+					}
+				}
+			}
+			if found < gets/2 || missing == 0 || cfg.name == "small" && wraps == 0 {
+				t.Errorf("%d of %d GETs found their key (%d windows wrapped), %d missing", found, gets, wraps, missing)
+			}
+			t.Logf("%d GETs (%d found, %.2f round trips each, %d windows wrapped), %d of missing keys", gets, found, float64(trips)/float64(found), wraps, missing)
+		})
+	}
+}
+
+// TestChase walks lists at the client: the head node is declared, each
+// further node is an extra read, so a walk of k hops is k round trips.
+func TestChase(t *testing.T) {
+	w := newTwin(t, exampleObject(t, "chase/chase.naam", nil))
+	const nodes, length = 4096, 80
+	// List node k at slot (97k + 13) % nodes: no node lies within a fetch
+	// (512 bytes, 21 nodes) after another of the list.
+	slot := func(k int) uint32 { return uint32((97*k + 13) % nodes) }
+	for _, mem := range [][]byte{w.Node[0], w.Client[0]} {
+		for k := range length {
+			s := slot(k)
+			binary.LittleEndian.PutUint64(mem[24*s:], uint64(1000+k))
+			binary.LittleEndian.PutUint64(mem[24*s+8:], uint64(k*k))
+			next := uint32(0xffffffff)
+			if k+1 < length {
+				next = slot(k + 1)
+			}
+			binary.LittleEndian.PutUint32(mem[24*s+16:], next)
+		}
+	}
+	req := func(a uint32, b uint64) []byte {
+		r := binary.LittleEndian.AppendUint32(nil, a)
+		return binary.LittleEndian.AppendUint32(r, uint32(b))
+	}
+	for hops := range 66 {
+		res := call(t, w, "walk", req(slot(0), uint64(hops)))
+		if hops == 0 || hops > 64 {
+			if res.Client.Code != 3 { // BAD_HOPS
+				t.Errorf("walk %d: code %d", hops, res.Client.Code)
+			}
+			continue
+		}
+		if got := binary.LittleEndian.Uint32(res.Client.Reply); got != slot(hops-1) || res.Client.Stats.RoundTrips != hops {
+			t.Errorf("walk %d: node %d in %d round trips", hops, got, res.Client.Stats.RoundTrips)
+		}
+	}
+	call(t, w, "walk", req(slot(length-5), 10)) // END
+	call(t, w, "walk", req(5000, 2))            // an index past the region
+	for _, key := range []uint64{1000, 1001, 1030, 1063, 1064, 1079, 7} {
+		r := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(nil, slot(0)), 0)[:8]
+		r = binary.LittleEndian.AppendUint64(r, key)
+		res := call(t, w, "lookup", r)
+		if key >= 1000 && key < 1064 {
+			if h := int(binary.LittleEndian.Uint32(res.Client.Reply[8:])); h != int(key-999) || res.Client.Stats.RoundTrips != h {
+				t.Errorf("lookup %d: %d hops, %d round trips", key, h, res.Client.Stats.RoundTrips)
+			}
+		}
+	}
+}
+
+// TestLedger runs the ledger's read-only handlers at the client between
+// deposits and transfers at the node, over a history ring small enough
+// to wrap: balances and history entries (NOT_YET, GONE and present) agree,
+// each in one round trip.
+func TestLedger(t *testing.T) {
+	w := newTwin(t, exampleObject(t, "rpc/ledger.naam", map[string]uint64{"ACCOUNTS": 32, "HISTORY": 16}))
+	rng := rand.New(rand.NewPCG(3, 4))
+	le32 := func(v uint32) []byte { return binary.LittleEndian.AppendUint32(nil, v) }
+	next := uint64(0)
+	for op := range 600 {
+		switch p := rng.IntN(10); {
+		case p < 2:
+			req := append(le32(uint32(rng.IntN(40))), 0, 0, 0, 0)
+			if res := call(t, w, "deposit", binary.LittleEndian.AppendUint64(req, uint64(rng.IntN(1000)))); res.Node.Code == 0 {
+				next++
+			}
+		case p < 4:
+			req := append(le32(uint32(rng.IntN(32))), le32(uint32(rng.IntN(34)))...)
+			if res := call(t, w, "transfer", binary.LittleEndian.AppendUint64(req, uint64(rng.IntN(300)))); res.Node.Code == 0 {
+				next++
+			}
+		case p < 7:
+			res := call(t, w, "balance", le32(uint32(rng.IntN(36))))
+			if res.Client.Stats.RoundTrips > 1 {
+				t.Errorf("op %d: balance in %d round trips", op, res.Client.Stats.RoundTrips)
+			}
+		default:
+			seq := uint64(rng.IntN(int(next) + 3))
+			res := call(t, w, "entry", binary.LittleEndian.AppendUint64(nil, seq))
+			if !res.AtClient || res.Client.Stats.RoundTrips != 1 {
+				t.Errorf("op %d: entry %d: %+v", op, seq, res.Client.Stats)
+			}
+		}
+	}
+	if next < 40 {
+		t.Errorf("only %d history entries: the ring did not wrap", next)
+	}
+}
