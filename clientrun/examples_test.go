@@ -23,7 +23,7 @@ import (
 // round trips its declaration allows.
 
 // exampleObject compiles examples/DIR/FILE with the constant overrides.
-func exampleObject(t *testing.T, file string, defs map[string]uint64) *bytecode.Object {
+func exampleObject(t testing.TB, file string, defs map[string]uint64) *bytecode.Object {
 	t.Helper()
 	path := filepath.Join("..", "examples", file)
 	src, err := os.ReadFile(path)
@@ -41,7 +41,7 @@ func exampleObject(t *testing.T, file string, defs map[string]uint64) *bytecode.
 	return obj
 }
 
-func newTwin(t *testing.T, obj *bytecode.Object) *clientruntest.Twin {
+func newTwin(t testing.TB, obj *bytecode.Object) *clientruntest.Twin {
 	t.Helper()
 	var regions [][]byte
 	for _, r := range obj.Regions {

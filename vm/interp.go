@@ -459,7 +459,7 @@ func (m *Machine) run(p *Program, pc int, regs *[11]uint64) (uint64, error) {
 					// As for outOfLine, nothing stays live across the call,
 					// not even ins (loadOutOfLine finds it at m.pc).
 					m.pc, m.steps = pc-1, n
-					if f := m.loadOutOfLine(p, &r); f != nil {
+					if f := m.loadOutOfLine(&r); f != nil {
 						return 0, f
 					}
 					pc, n = m.pc+1, m.steps
@@ -473,7 +473,7 @@ func (m *Machine) run(p *Program, pc int, regs *[11]uint64) (uint64, error) {
 					// As for outOfLine, nothing stays live across the call,
 					// not even ins (loadOutOfLine finds it at m.pc).
 					m.pc, m.steps = pc-1, n
-					if f := m.loadOutOfLine(p, &r); f != nil {
+					if f := m.loadOutOfLine(&r); f != nil {
 						return 0, f
 					}
 					pc, n = m.pc+1, m.steps
@@ -487,7 +487,7 @@ func (m *Machine) run(p *Program, pc int, regs *[11]uint64) (uint64, error) {
 					// As for outOfLine, nothing stays live across the call,
 					// not even ins (loadOutOfLine finds it at m.pc).
 					m.pc, m.steps = pc-1, n
-					if f := m.loadOutOfLine(p, &r); f != nil {
+					if f := m.loadOutOfLine(&r); f != nil {
 						return 0, f
 					}
 					pc, n = m.pc+1, m.steps
@@ -501,7 +501,7 @@ func (m *Machine) run(p *Program, pc int, regs *[11]uint64) (uint64, error) {
 					// As for outOfLine, nothing stays live across the call,
 					// not even ins (loadOutOfLine finds it at m.pc).
 					m.pc, m.steps = pc-1, n
-					if f := m.loadOutOfLine(p, &r); f != nil {
+					if f := m.loadOutOfLine(&r); f != nil {
 						return 0, f
 					}
 					pc, n = m.pc+1, m.steps
@@ -515,7 +515,7 @@ func (m *Machine) run(p *Program, pc int, regs *[11]uint64) (uint64, error) {
 					// As for outOfLine, nothing stays live across the call,
 					// not even ins (loadOutOfLine finds it at m.pc).
 					m.pc, m.steps = pc-1, n
-					if f := m.loadOutOfLine(p, &r); f != nil {
+					if f := m.loadOutOfLine(&r); f != nil {
 						return 0, f
 					}
 					pc, n = m.pc+1, m.steps
@@ -529,7 +529,7 @@ func (m *Machine) run(p *Program, pc int, regs *[11]uint64) (uint64, error) {
 					// As for outOfLine, nothing stays live across the call,
 					// not even ins (loadOutOfLine finds it at m.pc).
 					m.pc, m.steps = pc-1, n
-					if f := m.loadOutOfLine(p, &r); f != nil {
+					if f := m.loadOutOfLine(&r); f != nil {
 						return 0, f
 					}
 					pc, n = m.pc+1, m.steps
@@ -543,7 +543,7 @@ func (m *Machine) run(p *Program, pc int, regs *[11]uint64) (uint64, error) {
 					// As for outOfLine, nothing stays live across the call,
 					// not even ins (loadOutOfLine finds it at m.pc).
 					m.pc, m.steps = pc-1, n
-					if f := m.loadOutOfLine(p, &r); f != nil {
+					if f := m.loadOutOfLine(&r); f != nil {
 						return 0, f
 					}
 					pc, n = m.pc+1, m.steps
@@ -658,13 +658,14 @@ func (m *Machine) run(p *Program, pc int, regs *[11]uint64) (uint64, error) {
 	}
 }
 
-// loadOutOfLine finishes the load at slot m.pc of p that hostPtr refused:
-// from a remote segment (remote.go), or with the fault that explains the
-// refusal. m.steps is the instructions executed.
+// loadOutOfLine finishes the load at slot m.pc of the running program
+// (m.prog) that hostPtr refused: from a remote segment (remote.go), or
+// with the fault that explains the refusal. m.steps is the instructions
+// executed.
 //
 //go:noinline
-func (m *Machine) loadOutOfLine(p *Program, r *[16]uint64) *Fault {
-	ins := &p.code[m.pc]
+func (m *Machine) loadOutOfLine(r *[16]uint64) *Fault {
+	ins := &m.prog.code[m.pc]
 	a := r[ins.src&15] + uint64(int64(ins.off))
 	var size uint64
 	switch ins.op {

@@ -62,10 +62,11 @@ type Machine struct {
 	frames [MaxCallDepth]frame
 	opts   Options
 	budget uint64
-	pc     int    // slot being executed, for helper faults
-	depth  int    // call depth of the current run
-	steps  uint64 // instructions executed by the last run
-	exit   int    // slot of the exit that ended the last successful run
+	pc     int      // slot being executed, for helper faults
+	prog   *Program // the program the interpreter runs (or ran last), for loadOutOfLine
+	depth  int      // call depth of the current run
+	steps  uint64   // instructions executed by the last run
+	exit   int      // slot of the exit that ended the last successful run
 	// ctx is the handler context Invoke maps as SegContext (uint64s, so
 	// that it is 8-byte aligned like every segment the machine owns).
 	ctx [bytecode.CtxSize / 8]uint64
@@ -217,7 +218,7 @@ func (m *Machine) RunAt(p *Program, entry int, args ...uint64) (r0 uint64, err e
 			}
 		}
 	}
-	m.remoteErr = nil
+	m.remoteErr, m.prog = nil, p // here, not in run: its prologue stays as it is
 	var regs [11]uint64
 	copy(regs[1:], args)
 	regs[10] = Addr(SegStack, stackBytes)

@@ -35,7 +35,9 @@ exist, pointers may not be stored to that memory nor returned in r0, every
 loop must be bounded, and atomics must be naturally aligned.
 
 Accepted: exit 0 and a summary with max-insns=K, the proven worst-case number
-of instructions per run. Rejected: exit 1 and "insn K (file:line): reason
+of instructions per run: for an object, a line per entry ("NAME: max-insns=K
+client-eligible", or "not client-eligible: insn N (file:line): why"; a
+handler's access function is the entry NAME.access), then the whole. Rejected: exit 1 and "insn K (file:line): reason
 [code]" followed by the registers involved. Any other exit code means naamc
 itself failed. -v prints the whole walk, block by block, to stderr.`,
 		Example: `  naamc verify kv.nobj
