@@ -56,3 +56,25 @@ func TestAccessRangesInvalid(t *testing.T) {
 		t.Errorf("an empty range: %v", err)
 	}
 }
+
+// FuzzDecodeAccessRanges: any reply decodes or is refused without a
+// panic, and what decodes writes back to the same bytes.
+func FuzzDecodeAccessRanges(f *testing.F) {
+	f.Add(make([]byte, 24))
+	f.Add([]byte{1, 0, 0, 0, 8, 0, 0, 0, 16, 0, 0, 0})
+	f.Add(make([]byte, 13))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ranges, err := DecodeAccessRanges(b)
+		if err != nil {
+			return
+		}
+		out := make([]byte, len(ranges)*AccessRangeSize)
+		for i, r := range ranges {
+			r.Put(out[i*AccessRangeSize:])
+		}
+		if string(out) != string(b) {
+			t.Fatalf("% x decodes to %v, which writes % x", b, ranges, out)
+		}
+		smallObject(t).CheckAccessRanges(ranges) // never panics
+	})
+}
