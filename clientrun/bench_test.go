@@ -24,14 +24,7 @@ func BenchmarkKVGet(b *testing.B) {
 	}
 	obj := w.Runner.Object()
 	b.Run("node", func(b *testing.B) {
-		insns, err := obj.Insns()
-		if err != nil {
-			b.Fatal(err)
-		}
-		prog, err := vm.Load(insns)
-		if err != nil {
-			b.Fatal(err)
-		}
+		prog := w.Runner.Program()
 		m := vm.NewMachine(vm.Options{Helpers: vm.ABIHelpers(vm.NewLocalEnv(1, nil))})
 		words := make([]uint64, 512)
 		inv := &vm.Invocation{Entry: obj.Handlers[0].Entry, Reply: unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), 4096),

@@ -169,6 +169,9 @@ func (refusing) Trace([]byte)                      {}
 // Object returns the object the runner runs.
 func (r *Runner) Object() *bytecode.Object { return r.obj }
 
+// Program returns the object's code as the runner loaded it.
+func (r *Runner) Program() *vm.Program { return r.prog }
+
 // Report returns the verifier's report of the object.
 func (r *Runner) Report() *verifier.Report { return r.report }
 

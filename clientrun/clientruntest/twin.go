@@ -51,18 +51,10 @@ func NewTwin(obj *bytecode.Object, regions [][]byte, cfg clientrun.Config, env v
 	if err != nil {
 		return nil, err
 	}
-	insns, err := obj.Insns()
-	if err != nil {
-		return nil, err
-	}
-	prog, err := vm.Load(insns)
-	if err != nil {
-		return nil, err
-	}
 	if env == nil {
 		env = vm.NewLocalEnv(1, nil)
 	}
-	w := &Twin{Runner: r, obj: obj, prog: prog, replySize: cfg.ReplySize,
+	w := &Twin{Runner: r, obj: obj, prog: r.Program(), replySize: cfg.ReplySize,
 		m: vm.NewMachine(vm.Options{Helpers: vm.ABIHelpers(env)})}
 	if w.replySize <= 0 {
 		w.replySize = clientrun.DefaultReplySize
