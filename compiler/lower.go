@@ -68,21 +68,21 @@ type builder struct {
 	pos    lang.Pos
 	depth  int
 
-	vars      map[*lang.Var]*local
-	stackTop  int64 // bytes of stack the live locals use
-	stackMax  int64
-	ctx       vreg
-	data      vreg
-	dataEnd   vreg
-	reply     vreg
-	replyEnd  vreg
-	pinned    map[vreg]bool        // loop counters: the verifier needs them in registers
-	varRegs   map[vreg]bool        // registers of variables: never overwritten as temporaries
-	bounds    map[*lang.Var]uint64 // largest value of loop variables with constant bounds
-	fails     []failStub          // the exits that fail the request, placed after the code
-	failAt    map[failSite]int    // index in fails
-	loops     []loopCtx
-	inl       []*inlineCtx
+	vars     map[*lang.Var]*local
+	stackTop int64 // bytes of stack the live locals use
+	stackMax int64
+	ctx      vreg
+	data     vreg
+	dataEnd  vreg
+	reply    vreg
+	replyEnd vreg
+	pinned   map[vreg]bool        // loop counters: the verifier needs them in registers
+	varRegs  map[vreg]bool        // registers of variables: never overwritten as temporaries
+	bounds   map[*lang.Var]uint64 // largest value of loop variables with constant bounds
+	fails    []failStub           // the exits that fail the request, placed after the code
+	failAt   map[failSite]int     // index in fails
+	loops    []loopCtx
+	inl      []*inlineCtx
 }
 
 func (b *builder) newReg() vreg {

@@ -46,6 +46,12 @@ type Config struct {
 	// bytes (32 random bytes recommended). Empty means DevSecret, which is
 	// public: fine on loopback, never on a network.
 	Secret []byte
+	// Tenants gives the keys (each at least 16 bytes) of other tenants
+	// the node serves besides Tenant: their callers (host.Dial with the
+	// tenant and its key) register regions, install programs and call
+	// them over the wire, each tenant within its own regions, programs
+	// and control-plane limits. The node's own calls stay Tenant's.
+	Tenants map[uint32][]byte
 	// Queues is the number of rx queues (SO_REUSEPORT sockets); default 1.
 	Queues int
 	// NIC configures the modelled NIC (nicrt.Config; zero fields take its
@@ -145,6 +151,15 @@ func Start(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("host: secret: %w", err)
 	}
+	keys := wire.KeyMap{cfg.Tenant: key}
+	for t, s := range cfg.Tenants {
+		if t == 0 || t == cfg.Tenant {
+			return nil, fmt.Errorf("host: Config.Tenants: tenant %d is not another tenant than the node's (%d)", t, cfg.Tenant)
+		}
+		if keys[t], err = wire.NewKey(s); err != nil {
+			return nil, fmt.Errorf("host: Config.Tenants[%d]: %w", t, err)
+		}
+	}
 	listen, err := netip.ParseAddrPort(cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("host: listen address %q: %w", cfg.Listen, err)
@@ -193,7 +208,7 @@ func Start(cfg Config) (*Node, error) {
 	}
 	n := &Node{
 		cfg: cfg, log: log.With("node", cfg.Name), nic: nic, addr: addr, advertise: advertise,
-		keys: wire.KeyMap{cfg.Tenant: key}, tenant: cfg.Tenant,
+		keys: keys, tenant: cfg.Tenant,
 		peers: map[netip.AddrPort]*Peer{}, dialing: map[netip.AddrPort]*dialWait{},
 		closing: make(chan struct{}),
 	}

@@ -20,7 +20,7 @@ var allowedImports = map[string][]string{
 	"verifier":                 {"bytecode", "verifier/internal/scalar"},
 	"verifier/internal/scalar": {},
 	"cmd/naamc":                {"bytecode", "vm", "vm/jit", "lang", "compiler", "verifier", "internal/cli"},
-	"cmd/naam":                 {"host", "nicrt", "bytecode", "vm", "verifier", "compiler", "lang", "internal/testprog", "internal/kernel", "examples/call", "examples/kv", "examples/chase", "examples/rpc", "internal/workload", "internal/memcache", "internal/cli"},
+	"cmd/naam":                 {"host", "nicrt", "bytecode", "vm", "verifier", "compiler", "lang", "internal/testprog", "internal/kernel", "examples/call", "examples/kv", "examples/chase", "examples/rpc", "examples/mica", "examples/btree", "internal/workload", "internal/memcache", "internal/cli"},
 	"internal/cli":             {},
 	"internal/conformance":     {},
 	"internal/testprog":        {"bytecode"},
@@ -44,8 +44,16 @@ var allowedImports = map[string][]string{
 	"internal/memcache":        {"internal/workload"},
 	"internal/netnstest":       {},
 	"xdp":                      {"bytecode", "nicrt/wire", "verifier"},
-	"clientrun":                {"bytecode", "verifier", "vm"},
-	"clientrun/clientruntest":  {"bytecode", "clientrun", "vm"},
+
+	// The anchors' workloads and their shared helpers.
+	"examples/mica":               {"bytecode", "host", "examples/call", "examples/internal/source", "examples/internal/retry", "examples/kv"},
+	"examples/btree":              {"bytecode", "host", "examples/call", "examples/internal/source", "examples/internal/retry"},
+	"examples/internal/retry":     {"examples/call"},
+	"examples/internal/servetest": {"bytecode", "host"},
+
+	// Client-side execution.
+	"clientrun":               {"bytecode", "verifier", "vm"},
+	"clientrun/clientruntest": {"bytecode", "clientrun", "vm"},
 }
 
 // TestPackageDAG checks every package's NAAM imports (non-test code)

@@ -40,12 +40,20 @@ type benchFlags struct {
 	listNodes   int
 	accounts    int
 	progress    string
+	fanout      uint32
+	fill        int
+	cacheLevels int
+	programs    int
+	tenants     int
+	background  int
+	rounds      int
+	modesSet    bool // --modes was given
 }
 
 func newBenchCmd() *cobra.Command {
 	var f benchFlags
 	cmd := &cobra.Command{
-		Use:   "bench kv|chase|rpc",
+		Use:   "bench kv|chase|rpc|mica|btree|offloads",
 		Short: "Measure a workload by active message, RDMA-style and against memcached",
 		Long: `bench starts a server node and a client node in this process on loopback UDP,
 loads the workload's data and drives it with closed-loop clients (--clients,
@@ -64,33 +72,51 @@ Workloads: kv is YCSB (--mix a: 50% updates, b: 5%, c: reads only) over
 chase walks --hops nodes of a linked list (am: 1 round trip; rdma: one READ
 per hop); rpc is the ledger (reads are balance, updates are transfers;
 am only: a transfer changes two accounts atomically, which one-sided
-verbs cannot do without a lock protocol of their own).
+verbs cannot do without a lock protocol of their own); mica is the
+MICA-style cache (lossy index over a circular log) under the same YCSB
+mixes and flags as kv (rdma: READ the bucket, READ the entry; memcached
+with --against memcached); btree is lookups (updates replace values) in a
+B-link tree of --records keys of --fanout (am: 1 round trip; rdma: a READ
+per level; rdma-cached: the top --cache-levels levels cached at the
+client). offloads installs --programs distinct programs from --tenants
+tenants and reports the probe handler's latency with 1 and with all of
+them installed (p99_ratio), and the install and uninstall times;
+--background N keeps N calls to the programs' other handler in flight;
+--rounds alternates the two --rounds times (uninstalling in between).
 
 Results print as a table, or with --json as one JSON object:
   {"workload": …, "modes": [{"mode", "ops_per_sec", "p50_us", "p99_us", "round_trips_per_op"}, …]}
+with fields of the workload's own beside modes: mica's misses (GETs that
+found no live entry, by mode), btree's height, fanout, nodes and
+cache_levels, offloads' programs, tenants, rounds, p99_ratio, install_ms
+and uninstall_ms (and each mode's programs).
 --plot FILE.png draws the latency CDFs and the throughput per mode. A progress
 bar shows on a terminal (stderr).`,
 		Example: `  naam bench kv
   naam bench kv --records 1000000 --mix b --dist zipfian --against memcached --duration 10s
   naam bench kv --mix a --value-size 256 --clients 4 --outstanding 16 --json
   naam bench chase --hops 64 --plot chase.png
-  naam bench rpc --mix b --ops 100000`,
+  naam bench rpc --mix b --ops 100000
+  naam bench mica --records 1000000 --mix b --dist zipfian --against memcached
+  naam bench btree --records 1000000 --mix c --cache-levels 2
+  naam bench offloads --programs 500 --tenants 100 --json`,
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: []string{"kv", "chase", "rpc"},
+		ValidArgs: []string{"kv", "chase", "rpc", "mica", "btree", "offloads"},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.modesSet = cmd.Flags().Changed("modes")
 			return runBench(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f)
 		},
 	}
 	fl := cmd.Flags()
-	fl.Uint64Var(&f.records, "records", 100_000, "kv: keys loaded")
-	fl.IntVar(&f.valueSize, "value-size", 64, "kv: value bytes (8…256, a multiple of 8)")
+	fl.Uint64Var(&f.records, "records", 100_000, "kv, mica, btree: keys loaded")
+	fl.IntVar(&f.valueSize, "value-size", 64, "kv: value bytes (8…256, a multiple of 8); mica: 8…1024")
 	fl.StringVar(&f.mix, "mix", "b", "YCSB mix: a (50% updates), b (5%), c (reads only)")
 	fl.StringVar(&f.dist, "dist", "zipfian", "key distribution: uniform or zipfian (θ 0.99)")
 	fl.IntVar(&f.clients, "clients", 4, "clients (am, rdma: goroutine groups sharing the client node's peer and socket; memcached: a connection each)")
 	fl.IntVar(&f.outstanding, "outstanding", 8, "requests in flight per client")
 	fl.DurationVar(&f.duration, "duration", 5*time.Second, "how long each mode runs (0: until --ops)")
 	fl.Uint64Var(&f.ops, "ops", 0, "operations per mode (0: until --duration)")
-	fl.StringVar(&f.modes, "modes", "am,rdma", "modes to run, comma-separated: am, rdma")
+	fl.StringVar(&f.modes, "modes", "am,rdma", "modes to run, comma-separated: am, rdma; btree also rdma-cached (its default: all three)")
 	fl.StringVar(&f.against, "against", "", "also run the baseline: memcached")
 	fl.BoolVar(&f.json, "json", false, "print the results as one JSON object")
 	fl.StringVar(&f.plot, "plot", "", "write latency CDFs and throughput per mode to this PNG")
@@ -99,6 +125,13 @@ bar shows on a terminal (stderr).`,
 	fl.IntVar(&f.listNodes, "list-nodes", 4096, "chase: nodes in the list")
 	fl.IntVar(&f.accounts, "accounts", 1024, "rpc: accounts")
 	fl.StringVar(&f.progress, "progress", "auto", "progress bar: auto (on a terminal), on or off")
+	fl.Uint32Var(&f.fanout, "fanout", 32, "btree: keys per node (16, 32 or 64)")
+	fl.IntVar(&f.fill, "fill", 0, "btree: keys per node of the bulk load (0: three quarters of the fanout)")
+	fl.IntVar(&f.cacheLevels, "cache-levels", 2, "btree: the levels from the root that rdma-cached clients cache")
+	fl.IntVar(&f.programs, "programs", 500, "offloads: distinct programs installed")
+	fl.IntVar(&f.tenants, "tenants", 100, "offloads: tenants the programs belong to (round robin)")
+	fl.IntVar(&f.background, "background", 0, "offloads: calls kept in flight to the programs' run handlers while the probe is measured")
+	fl.IntVar(&f.rounds, "rounds", 3, "offloads: rounds of (1 program, all programs); --duration and --ops are each phase's total over the rounds")
 	return cmd
 }
 
@@ -117,17 +150,26 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 	if f.clients < 1 || f.outstanding < 1 {
 		return fmt.Errorf("--clients and --outstanding must be positive")
 	}
+	if workloadName == "offloads" {
+		return runOffloads(ctx, stdout, stderr, f)
+	}
+	if workloadName == "btree" && !f.modesSet {
+		f.modes = "am,rdma," + modeRDMACached
+	}
 	modes := strings.Split(f.modes, ",")
 	for _, m := range modes {
+		if m == modeRDMACached && workloadName == "btree" {
+			continue
+		}
 		if m != workload.ModeAM && m != workload.ModeRDMA {
-			return fmt.Errorf("--modes: %q is not am or rdma (memcached comes with --against memcached)", m)
+			return fmt.Errorf("--modes: %q is not am or rdma (memcached comes with --against memcached; rdma-cached is btree's)", m)
 		}
 	}
 	switch f.against {
 	case "":
 	case "memcached":
-		if workloadName != "kv" {
-			return fmt.Errorf("--against memcached: only the kv workload has a memcached baseline")
+		if workloadName != "kv" && workloadName != "mica" {
+			return fmt.Errorf("--against memcached: only the kv and mica workloads have a memcached baseline")
 		}
 	default:
 		return fmt.Errorf("--against %q: the baseline is memcached", f.against)
@@ -156,6 +198,10 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 
 	var title string
 	var targets func(mode string) ([]workload.Target, func(), error)
+	// result makes the JSON document of a workload with fields of its own
+	// (default: the Result itself); note is a line under the table.
+	result := func(res workload.Result) any { return res }
+	var note func() string
 	switch workloadName {
 	case "kv":
 		s, err := startKV(ctx, server, client, f.records, f.valueSize)
@@ -190,8 +236,38 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 		wcfg.Records = uint64(f.accounts)
 		title = fmt.Sprintf("rpc ledger ycsb-%s %s, %d accounts (reads: balance, updates: transfer)", strings.ToLower(mix.Name), dist.Name, f.accounts)
 		targets = func(string) ([]workload.Target, func(), error) { return s.targets(f.clients), func() {}, nil }
+	case "mica":
+		if f.valueSize < 8 || f.valueSize > 1024 {
+			return fmt.Errorf("--value-size must be 8…1024 for mica")
+		}
+		s, err := startMICA(ctx, server, client, f.records, f.valueSize)
+		if err != nil {
+			return &cli.ExitError{Code: 1, Err: fmt.Errorf("mica: %w", err)}
+		}
+		title = fmt.Sprintf("mica ycsb-%s %s, %d records, %d-byte values", strings.ToLower(mix.Name), dist.Name, f.records, f.valueSize)
+		targets = func(mode string) ([]workload.Target, func(), error) {
+			if mode == workload.ModeMemcached {
+				return memcache.Baseline(ctx, f.clients, f.outstanding, f.records, f.valueSize)
+			}
+			return s.targets(mode, f.clients), func() {}, nil
+		}
+		result, note = s.result, s.note
+	case "btree":
+		s, err := startBTree(ctx, server, client, f.records, f.fanout, f.fill, f.cacheLevels)
+		if err != nil {
+			return &cli.ExitError{Code: 1, Err: fmt.Errorf("btree: %w", err)}
+		}
+		title = fmt.Sprintf("btree ycsb-%s %s, %d keys, fanout %d, height %d (reads: lookups, updates: value replaced)",
+			strings.ToLower(mix.Name), dist.Name, f.records, s.cfg.Fanout, s.tree.Height())
+		targets = func(mode string) ([]workload.Target, func(), error) {
+			return s.targets(mode, f.clients), func() {}, nil
+		}
+		result = s.result
+		note = func() string {
+			return fmt.Sprintf("tree: %d nodes of %d bytes; rdma-cached caches the top %d levels", s.tree.Used(), s.cfg.NodeSize(), f.cacheLevels)
+		}
 	default:
-		return fmt.Errorf("%q is not a workload: kv, chase or rpc", workloadName)
+		return fmt.Errorf("%q is not a workload: kv, chase, rpc, mica, btree or offloads", workloadName)
 	}
 	if f.against == "memcached" {
 		modes = append(modes, workload.ModeMemcached)
@@ -220,7 +296,7 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 		}
 	}
 	if f.json {
-		return res.WriteJSON(stdout)
+		return printJSON(stdout, result(res))
 	}
 	fmt.Fprintf(stdout, "%s; %d clients × %d in flight\n\n", title, f.clients, f.outstanding)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
@@ -229,6 +305,9 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.1f\t%.1f\t%.2f\t\n", m.Mode, runs[i].Stats.Ops, m.OpsPerSec, m.P50us, m.P99us, m.RoundTripsPerOp)
 	}
 	tw.Flush()
+	if note != nil {
+		fmt.Fprintf(stdout, "\n%s\n", note())
+	}
 	if f.plot != "" {
 		fmt.Fprintf(stdout, "\nplot: %s\n", f.plot)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"image/png"
 	"os"
 	"os/exec"
@@ -16,16 +15,8 @@ import (
 // benchJSON runs naam bench with args and --json and decodes the result.
 func benchJSON(t *testing.T, args ...string) workload.Result {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	if code := doMain(append([]string{"bench", "--json", "--duration", "0", "--clients", "2", "--outstanding", "2"}, args...), &stdout, &stderr); code != 0 {
-		t.Fatalf("naam bench %v: exit %d: %s", args, code, stderr.String())
-	}
 	var r workload.Result
-	dec := json.NewDecoder(&stdout)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		t.Fatalf("the output is not the result JSON: %v\n%s", err, stdout.String())
-	}
+	benchDoc(t, &r, args...)
 	return r
 }
 
@@ -111,10 +102,18 @@ func TestBenchErrors(t *testing.T) {
 		{[]string{"bench", "kv", "--dist", "pareto"}, "pareto"},
 		{[]string{"bench", "kv", "--modes", "am,nic"}, `"nic" is not am or rdma`},
 		{[]string{"bench", "kv", "--against", "redis"}, "the baseline is memcached"},
-		{[]string{"bench", "chase", "--against", "memcached"}, "only the kv workload"},
+		{[]string{"bench", "chase", "--against", "memcached"}, "only the kv and mica workloads"},
 		{[]string{"bench", "rpc", "--modes", "rdma"}, "rpc has no rdma mode"},
 		{[]string{"bench", "kv", "--duration", "0"}, "--duration or --ops must be set"},
 		{[]string{"bench", "chase", "--hops", "65"}, "--hops must be 1…64"},
+		{[]string{"bench", "mica", "--value-size", "2000"}, "--value-size must be 8…1024 for mica"},
+		{[]string{"bench", "kv", "--modes", "rdma-cached"}, `"rdma-cached" is not am or rdma`},
+		{[]string{"bench", "btree", "--against", "memcached"}, "only the kv and mica workloads"},
+		{[]string{"bench", "btree", "--fanout", "24"}, "fanout 24 is not a power of two"},
+		{[]string{"bench", "offloads", "--programs", "0"}, "--programs must be 1…10000"},
+		{[]string{"bench", "offloads", "--programs", "5", "--tenants", "6"}, "--tenants must be 1…1000 and at most --programs"},
+		{[]string{"bench", "offloads", "--background", "-1"}, "--background must be 0 or more"},
+		{[]string{"bench", "offloads", "--rounds", "0"}, "--rounds must be 1…100"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := doMain(tc.args, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), tc.want) {

@@ -87,6 +87,24 @@ func (s *Stats) RoundTripsPerOp() float64 {
 	return float64(s.RoundTrips) / float64(s.Ops)
 }
 
+// Merge adds run o to s, as if they were one run of both lengths: the
+// counts, the elapsed times and the histograms add up; s keeps its own
+// first error, or takes o's.
+func (s *Stats) Merge(o *Stats) {
+	s.Ops += o.Ops
+	s.Reads += o.Reads
+	s.Updates += o.Updates
+	s.Errors += o.Errors
+	if s.FirstError == nil {
+		s.FirstError = o.FirstError
+	}
+	s.RoundTrips += o.RoundTrips
+	s.Elapsed += o.Elapsed
+	s.Latency.Merge(&o.Latency)
+	s.ReadLatency.Merge(&o.ReadLatency)
+	s.UpdateLatency.Merge(&o.UpdateLatency)
+}
+
 // ModeResult is s as a line of the benchmark's JSON.
 func (s *Stats) ModeResult(mode string) ModeResult {
 	return ModeResult{

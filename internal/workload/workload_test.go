@@ -487,3 +487,23 @@ func TestHotKeys(t *testing.T) {
 		t.Errorf("%d hot keys of 50 records", len(u))
 	}
 }
+
+func TestStatsMerge(t *testing.T) {
+	var a, b Stats
+	a.Ops, a.Reads, a.RoundTrips, a.Elapsed = 2, 2, 2, time.Second
+	a.Latency.Record(10 * time.Microsecond)
+	a.Latency.Record(20 * time.Microsecond)
+	a.ReadLatency = a.Latency
+	errB := errors.New("b")
+	b.Ops, b.Updates, b.Errors, b.FirstError, b.RoundTrips, b.Elapsed = 1, 1, 1, errB, 3, 3*time.Second
+	b.Latency.Record(1000 * time.Microsecond)
+	b.UpdateLatency = b.Latency
+	a.Merge(&b)
+	have := []any{a.Ops, a.Reads, a.Updates, a.Errors, a.FirstError, a.RoundTrips, a.Elapsed, a.Latency.Count(), a.Latency.Max(), a.ReadLatency.Count(), a.UpdateLatency.Count(), a.OpsPerSec(), a.RoundTripsPerOp()}
+	want := []any{uint64(3), uint64(2), uint64(1), uint64(1), errB, uint64(5), 4 * time.Second, uint64(3), 1000 * time.Microsecond, uint64(2), uint64(1), 0.75, 5.0 / 3}
+	for i := range want {
+		if have[i] != want[i] {
+			t.Errorf("field %d: have %v, want %v", i, have[i], want[i])
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package mica
+
+const raceEnabled = false
