@@ -70,6 +70,8 @@ func TestEligibleExamples(t *testing.T) {
 		"kv/kv.naam":       {"get"},
 		"chase/chase.naam": {"walk", "lookup"},
 		"rpc/ledger.naam":  {"balance", "entry"},
+		"mica/mica.naam":   {"get"},
+		"btree/btree.naam": {"lookup", "scan"},
 	}
 	for file, names := range want {
 		r, err := clientrun.New(exampleObject(t, file, nil), clientrun.Config{})
@@ -180,10 +182,10 @@ func TestKVYCSB(t *testing.T) {
 // further node is an extra read, so a walk of k hops is k round trips.
 func TestChase(t *testing.T) {
 	w := newTwin(t, exampleObject(t, "chase/chase.naam", nil))
-	const nodes, length = 4096, 80
-	// List node k at slot (97k + 13) % nodes: no node lies within a fetch
-	// (512 bytes, 21 nodes) after another of the list.
-	slot := func(k int) uint32 { return uint32((97*k + 13) % nodes) }
+	const length = 40
+	// List node k at slot 100k + 13: each node lies past the fetch
+	// (FetchSize, 2,048 bytes: 85 nodes) that brought the one before it.
+	slot := func(k int) uint32 { return uint32(100*k + 13) }
 	for _, mem := range [][]byte{w.Node[0], w.Client[0]} {
 		for k := range length {
 			s := slot(k)
@@ -202,6 +204,12 @@ func TestChase(t *testing.T) {
 	}
 	for hops := range 66 {
 		res := call(t, w, "walk", req(slot(0), uint64(hops)))
+		if hops > length && hops <= 64 {
+			if res.Client.Code != 2 { // END
+				t.Errorf("walk %d: code %d", hops, res.Client.Code)
+			}
+			continue
+		}
 		if hops == 0 || hops > 64 {
 			if res.Client.Code != 3 { // BAD_HOPS
 				t.Errorf("walk %d: code %d", hops, res.Client.Code)
@@ -212,13 +220,12 @@ func TestChase(t *testing.T) {
 			t.Errorf("walk %d: node %d in %d round trips", hops, got, res.Client.Stats.RoundTrips)
 		}
 	}
-	call(t, w, "walk", req(slot(length-5), 10)) // END
-	call(t, w, "walk", req(5000, 2))            // an index past the region
-	for _, key := range []uint64{1000, 1001, 1030, 1063, 1064, 1079, 7} {
+	call(t, w, "walk", req(5000, 2)) // an index past the region
+	for _, key := range []uint64{1000, 1001, 1030, 1039, 1040, 7} {
 		r := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(nil, slot(0)), 0)[:8]
 		r = binary.LittleEndian.AppendUint64(r, key)
 		res := call(t, w, "lookup", r)
-		if key >= 1000 && key < 1064 {
+		if key >= 1000 && key < 1000+length {
 			if h := int(binary.LittleEndian.Uint32(res.Client.Reply[8:])); h != int(key-999) || res.Client.Stats.RoundTrips != h {
 				t.Errorf("lookup %d: %d hops, %d round trips", key, h, res.Client.Stats.RoundTrips)
 			}
@@ -262,5 +269,103 @@ func TestLedger(t *testing.T) {
 	}
 	if next < 40 {
 		t.Errorf("only %d history entries: the ring did not wrap", next)
+	}
+}
+
+// TestMICA: GETs at the client between PUTs and DELETEs at the node, with
+// a log small enough to wrap (evicting) and buckets small enough to
+// displace. A GET that finds its key reads the declared bucket, then the
+// entry: two round trips.
+func TestMICA(t *testing.T) {
+	w := newTwin(t, exampleObject(t, "mica/mica.naam", map[string]uint64{"BUCKETS": 16, "WAYS": 3, "ENTRIES": 64}))
+	rng := rand.New(rand.NewPCG(5, 6))
+	const keys, value = 80, 64
+	hits := 0
+	for op := range 3000 {
+		k := kvKey(rng.IntN(keys))
+		switch p := rng.IntN(10); {
+		case p < 3:
+			v := fmt.Appendf(nil, "%016d", op)
+			call(t, w, "put", kvPut(k, v, value))
+		case p < 4:
+			call(t, w, "delete", k)
+		default:
+			res := call(t, w, "get", k)
+			if !res.AtClient {
+				t.Fatal("get did not run at the client")
+			}
+			if res.Client.Code == 0 {
+				hits++
+				if s := res.Client.Stats; s.RoundTrips < 2 || s.Declared != 1 {
+					t.Fatalf("op %d: a hit in %+v", op, s)
+				}
+			}
+		}
+	}
+	if hits < 200 {
+		t.Errorf("%d GETs found their key", hits)
+	}
+}
+
+// btreeRegion lays out a two-level tree of the default configuration
+// (FANOUT 32, nodes of 552 bytes after a 64-byte header): a root over 10
+// leaves of 20 keys, keys 3i and values 7k + 1 for i < 200.
+func btreeRegion(mem []byte) {
+	le := binary.LittleEndian
+	const header, nodeSize, leaves, perLeaf = 64, 552, 10, 20
+	node := func(i int) []byte { return mem[header+i*nodeSize:] }
+	le.PutUint32(mem[0:], leaves+1) // used
+	le.PutUint32(mem[4:], 2)        // height
+	le.PutUint64(mem[8:], leaves*perLeaf)
+	root := node(0)
+	le.PutUint32(root[8:], 1) // level
+	le.PutUint32(root[12:], leaves)
+	le.PutUint32(root[16:], 0xffffffff)
+	for j := range leaves {
+		le.PutUint64(root[32+8*j:], uint64(3*perLeaf*j))
+		le.PutUint64(root[288+8*j:], uint64(j+1))
+		n := node(j + 1)
+		le.PutUint32(n[12:], perLeaf)
+		next := uint32(j + 2)
+		if j == leaves-1 {
+			next = 0xffffffff
+		}
+		le.PutUint32(n[16:], next)
+		le.PutUint64(n[24:], uint64(3*perLeaf*(j+1)))
+		for i := range perLeaf {
+			k := uint64(3 * (perLeaf*j + i))
+			le.PutUint64(n[32+8*i:], k)
+			le.PutUint64(n[288+8*i:], 7*k+1)
+		}
+	}
+}
+
+// TestBTree: lookups and scans at the client: the root is declared, the
+// leaf is one more round trip (a whole node in one fetch), and a scan
+// that crosses into the next leaves one more each.
+func TestBTree(t *testing.T) {
+	obj := exampleObject(t, "btree/btree.naam", nil)
+	regions := [][]byte{make([]byte, obj.Regions[0].Size)}
+	btreeRegion(regions[0])
+	w, err := clientruntest.NewTwin(obj, regions, clientrun.Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key := range uint64(610) {
+		res := call(t, w, "lookup", binary.LittleEndian.AppendUint64(nil, key))
+		switch {
+		case key%3 == 0 && key < 600:
+			if got := binary.LittleEndian.Uint64(res.Client.Reply); got != 7*key+1 || res.Client.Stats.RoundTrips != 2 {
+				t.Errorf("lookup %d: %d in %d round trips", key, got, res.Client.Stats.RoundTrips)
+			}
+		case res.Client.Code != 1: // NOT_FOUND
+			t.Errorf("lookup %d: code %d", key, res.Client.Code)
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 300 {
+		req := binary.LittleEndian.AppendUint64(nil, uint64(rng.IntN(640)))
+		req = binary.LittleEndian.AppendUint32(req, uint32(rng.IntN(35)))
+		call(t, w, "scan", append(req, 0, 0, 0, 0))
 	}
 }

@@ -126,7 +126,7 @@ func TestRun(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w, err := clientruntest.NewTwin(unitObject(t), unitRegions(), clientrun.Config{}, nil)
+			w, err := clientruntest.NewTwin(unitObject(t), unitRegions(), clientrun.Config{FetchSize: 512}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -235,7 +235,7 @@ func TestRunMaxBytes(t *testing.T) {
 		max  int
 		fail bool
 	}{{544, false}, {543, true}} {
-		r, err := clientrun.New(unitObject(t), clientrun.Config{MaxBytes: tc.max})
+		r, err := clientrun.New(unitObject(t), clientrun.Config{FetchSize: 512, MaxBytes: tc.max})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +253,7 @@ func TestRunMaxBytes(t *testing.T) {
 			t.Errorf("max %d: stats %+v, want %+v", tc.max, res.Stats, want)
 		}
 	}
-	r, err := clientrun.New(unitObject(t), clientrun.Config{MaxBytes: 80})
+	r, err := clientrun.New(unitObject(t), clientrun.Config{FetchSize: 512, MaxBytes: 80})
 	if err != nil {
 		t.Fatal(err)
 	}
