@@ -15,7 +15,11 @@ import (
 // Object file identification (spec/object.md).
 const (
 	ObjectMagic   = "naam-obj"
-	ObjectVersion = 1
+	ObjectVersion = 2
+	// ObjectVersionNoAccess is the previous version, still read: the same
+	// layout without the handlers' access functions (Handler.Access and
+	// MaxRanges are absent, so zero).
+	ObjectVersionNoAccess = 1
 )
 
 // Object is the unit a NAAM node installs: bytecode, the handlers that enter
@@ -44,7 +48,17 @@ type Handler struct {
 	Entry   int     `msgpack:"entry"`   // slot index of the first instruction
 	Args    []Field `msgpack:"args"`    // layout of the request payload
 	Results []Field `msgpack:"results"` // layout of the reply
+	// MaxRanges is the most ranges the handler's access function writes
+	// (1..MaxAccessRanges); 0 means the handler declares no data access
+	// and Access is 0.
+	MaxRanges uint32 `msgpack:"max_ranges"`
+	// Access is the slot of the access function's first instruction
+	// (spec/abi.md, Access functions), when MaxRanges is not 0.
+	Access int `msgpack:"access"`
 }
+
+// HasAccess reports whether the handler declares its data access.
+func (h *Handler) HasAccess() bool { return h.MaxRanges > 0 }
 
 // Field is one named part of a request payload or a reply, for callers that
 // encode arguments and decode results. The verifier does not rely on it.

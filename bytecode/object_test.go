@@ -16,7 +16,8 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 // smallSource is a key-value lookup: get(key) replies with table[key & 63].
 // Slots: 0–2 context loads, 3–5 bounds check, 6–8 index, 9–10 lddw,
-// 11–15 load and reply, 16–17 error exit, 18–19 the put handler.
+// 11–15 load and reply, 16–17 error exit, 18–19 the put handler, which is
+// also get's access function (it declares no ranges).
 // (The reply is not bounds-checked: the object only has to be well formed.)
 const smallSource = `ldxdw %r2, [%r1+0]
 ldxdw %r3, [%r1+8]
@@ -50,8 +51,9 @@ func smallObject(t testing.TB) *Object {
 		Handlers: []Handler{
 			{
 				Name: "get", ID: 1, Entry: 0,
-				Args:    []Field{{Name: "key", Type: "u64", Offset: 0, Size: 8}},
-				Results: []Field{{Name: "value", Type: "u64", Offset: 0, Size: 8}},
+				Args:      []Field{{Name: "key", Type: "u64", Offset: 0, Size: 8}},
+				Results:   []Field{{Name: "value", Type: "u64", Offset: 0, Size: 8}},
+				MaxRanges: 1, Access: 18,
 			},
 			{
 				Name: "put", ID: 2, Entry: 18,
@@ -157,6 +159,26 @@ func TestObjectGolden(t *testing.T) {
 	}
 }
 
+// TestObjectVersion1 reads a file of the previous version, written before
+// handlers had access functions: it decodes to the same object without
+// them.
+func TestObjectVersion1(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "small-v1.nobj"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := UnmarshalObject(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := smallObject(t)
+	want.Version = ObjectVersionNoAccess
+	want.Handlers[0].MaxRanges, want.Handlers[0].Access = 0, 0
+	if !reflect.DeepEqual(o, want) {
+		t.Errorf("small-v1.nobj decodes to %+v", o)
+	}
+}
+
 func TestObjectInvalid(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -164,7 +186,12 @@ func TestObjectInvalid(t *testing.T) {
 		want   string // the whole message, or its start when it ends in "…"
 	}{
 		{"magic", func(o *Object) { o.Magic = "naam-ob" }, `object: magic: "naam-ob" is not "naam-obj"`},
-		{"version", func(o *Object) { o.Version = 2 }, `object: version: 2 is not supported (only 1)`},
+		{"version", func(o *Object) { o.Version = 3 }, `object: version: 3 is not supported (only 1 or 2)`},
+		{"version 1 with access", func(o *Object) { o.Version = 1 }, `object: handlers[0].max_ranges: 1, but version 1 objects have no access functions`},
+		{"access without ranges", func(o *Object) { o.Handlers[0].MaxRanges = 0 }, `object: handlers[0].access: slot 18, but max_ranges is 0 (no access function)`},
+		{"too many ranges", func(o *Object) { o.Handlers[0].MaxRanges = 65 }, `object: handlers[0].max_ranges: 65 is outside 0..64`},
+		{"access past end", func(o *Object) { o.Handlers[0].Access = 20 }, `object: handlers[0].access: slot 20 is outside the code (0..19)`},
+		{"access in lddw", func(o *Object) { o.Handlers[0].Access = 10 }, `object: handlers[0].access: slot 10 is the second slot of lddw`},
 		{"code empty", func(o *Object) { o.Code = nil }, `object: code: empty program`},
 		{"code truncated", func(o *Object) { o.Code = o.Code[:len(o.Code)-1] }, `object: code: truncated instruction stream: 159 bytes is not a multiple of 8`},
 		{"code invalid", func(o *Object) { o.Code[3*8] = 0xff }, `object: code: insn 3: unknown opcode 0xff`},

@@ -20,8 +20,8 @@ func (o *Object) Validate() error {
 	if o.Magic != ObjectMagic {
 		return objectErrorf("magic", "%q is not %q", o.Magic, ObjectMagic)
 	}
-	if o.Version != ObjectVersion {
-		return objectErrorf("version", "%d is not supported (only %d)", o.Version, ObjectVersion)
+	if o.Version != ObjectVersion && o.Version != ObjectVersionNoAccess {
+		return objectErrorf("version", "%d is not supported (only %d or %d)", o.Version, ObjectVersionNoAccess, ObjectVersion)
 	}
 	if len(o.Regions) > MaxRegions {
 		return objectErrorf("regions", "%d regions, at most %d are allowed", len(o.Regions), MaxRegions)
@@ -66,6 +66,18 @@ func (o *Object) Validate() error {
 		ids[h.ID] = i
 		if err := slot(path+".entry", h.Entry); err != nil {
 			return err
+		}
+		switch {
+		case h.MaxRanges == 0 && h.Access != 0:
+			return objectErrorf(path+".access", "slot %d, but max_ranges is 0 (no access function)", h.Access)
+		case h.MaxRanges > 0 && o.Version == ObjectVersionNoAccess:
+			return objectErrorf(path+".max_ranges", "%d, but version %d objects have no access functions", h.MaxRanges, ObjectVersionNoAccess)
+		case h.MaxRanges > MaxAccessRanges:
+			return objectErrorf(path+".max_ranges", "%d is outside 0..%d", h.MaxRanges, MaxAccessRanges)
+		case h.MaxRanges > 0:
+			if err := slot(path+".access", h.Access); err != nil {
+				return err
+			}
 		}
 		if err := validateFields(h.Args, path+".args"); err != nil {
 			return err

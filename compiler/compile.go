@@ -50,7 +50,7 @@ func CompileFile(f *lang.File, info *lang.Info) (*bytecode.Object, error) {
 	var pos []lang.Pos
 	slots := 0
 	for _, h := range info.Handlers {
-		code, hpos, err := cu.handler(h)
+		code, hpos, err := cu.function(h, (*builder).handler, "handler "+h.Name())
 		if err != nil {
 			if err != errAlreadyReported {
 				cu.errs.Add(h.Pos(), err.Error())
@@ -66,6 +66,27 @@ func CompileFile(f *lang.File, info *lang.Info) (*bytecode.Object, error) {
 		}
 		insns = append(insns, code...)
 		pos = append(pos, hpos...)
+	}
+	// The access functions follow all the handlers, so that a handler's
+	// code is the same with or without a reads clause.
+	for i, h := range info.Handlers {
+		if h.Decl.Reads == nil || len(cu.errs) > 0 {
+			continue
+		}
+		code, apos, err := cu.function(h, (*builder).access, "the reads clause of handler "+h.Name())
+		if err != nil {
+			if err != errAlreadyReported {
+				cu.errs.Add(h.Decl.Reads.Pos(), err.Error())
+			}
+			continue
+		}
+		obj.Handlers[i].Access = slots
+		obj.Handlers[i].MaxRanges = uint32(len(h.Decl.Reads.Items))
+		for _, ins := range code {
+			slots += int(ins.Size() / asm.InstructionSize)
+		}
+		insns = append(insns, code...)
+		pos = append(pos, apos...)
 	}
 	if len(cu.errs) > 0 {
 		cu.errs.Sort()
@@ -94,30 +115,32 @@ type compilation struct {
 	errs      lang.ErrorList
 }
 
-// handler compiles one handler to instructions, with a position each.
-func (cu *compilation) handler(h *lang.Handler) (asm.Instructions, []lang.Pos, error) {
+// function compiles one entry of handler h — the handler (lower is
+// (*builder).handler) or its access function ((*builder).access) — to
+// instructions, with a position each; what names it in errors.
+func (cu *compilation) function(h *lang.Handler, lower func(*builder), what string) (asm.Instructions, []lang.Pos, error) {
 	b := &builder{cu: cu, h: h, refd: map[int]bool{}, vars: map[*lang.Var]*local{},
 		failAt: map[failSite]int{}, pinned: map[vreg]bool{}, varRegs: map[vreg]bool{}, bounds: map[*lang.Var]uint64{}}
 	nerr := len(cu.errs)
-	b.handler()
+	lower(b)
 	if len(cu.errs) > nerr {
 		return nil, nil, errAlreadyReported
 	}
 	fc := &fnCode{code: removeJumpsToNext(b.code), nreg: b.nreg, unspillable: b.pinned, stackBase: b.stackMax}
 	alloc, err := fc.allocate()
 	if err != nil {
-		return nil, nil, fmt.Errorf("handler %s: %v", h.Name(), err)
+		return nil, nil, fmt.Errorf("%s: %v", what, err)
 	}
 	if total := b.stackMax + alloc.spillBytes; total > stackSize {
-		return nil, nil, fmt.Errorf("handler %s needs %d bytes of stack (%d for locals, %d for spilled values); a frame has %d",
-			h.Name(), total, b.stackMax, alloc.spillBytes, stackSize)
+		return nil, nil, fmt.Errorf("%s needs %d bytes of stack (%d for locals, %d for spilled values); a frame has %d",
+			what, total, b.stackMax, alloc.spillBytes, stackSize)
 	}
 	e := &emitter{labels: map[int]int{}, phys: alloc.phys}
 	for i := range fc.code {
 		e.insn(&fc.code[i])
 	}
 	if err := e.resolve(); err != nil {
-		return nil, nil, fmt.Errorf("handler %s: %v", h.Name(), err)
+		return nil, nil, fmt.Errorf("%s: %v", what, err)
 	}
 	return e.insns, e.pos, nil
 }

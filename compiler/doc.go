@@ -9,6 +9,9 @@
 //	                    immediates, branches on constants disappear, code
 //	                    after return/fail/break is never emitted, fns are
 //	                    inlined at every call.
+//	access.go           a handler's reads clause → its access function, an
+//	                    entry of its own after all the handlers' code
+//	                    (spec/abi.md, Access functions).
 //	regalloc.go         liveness and linear-scan allocation of virtual
 //	                    registers to r0–r9: values live across a helper call
 //	                    get r6–r9; what does not fit is spilled to the stack

@@ -32,6 +32,10 @@ func listing(obj *bytecode.Object) (string, error) {
 	for _, h := range obj.Handlers {
 		fmt.Fprintf(&b, "handler %s (id %d) at %d: args %v results %v\n", h.Name, h.ID, h.Entry, h.Args, h.Results)
 		entries[h.Entry] = h.Name
+		if h.HasAccess() {
+			fmt.Fprintf(&b, "  access function at %d: at most %d ranges\n", h.Access, h.MaxRanges)
+			entries[h.Access] = h.Name + " access"
+		}
 	}
 	insns, err := obj.Insns()
 	if err != nil {

@@ -115,6 +115,17 @@ type (
 		Mut  bool
 		Elem Expr
 	}
+
+	// SliceExpr is X[Index; Count]: Count elements of the array X from
+	// element Index. It appears only as the last step of a reads clause's
+	// item.
+	SliceExpr struct {
+		X      Expr
+		Lbrack Pos
+		Index  Expr
+		Count  Expr
+		Rbrack Pos
+	}
 )
 
 func (x *BadExpr) Pos() Pos      { return x.From }
@@ -130,6 +141,7 @@ func (x *IndexExpr) Pos() Pos    { return x.X.Pos() }
 func (x *SelectorExpr) Pos() Pos { return x.X.Pos() }
 func (x *ArrayType) Pos() Pos    { return x.Lbrack }
 func (x *RefType) Pos() Pos      { return x.Amp }
+func (x *SliceExpr) Pos() Pos    { return x.X.Pos() }
 
 func (x *BadExpr) End() Pos { return x.To }
 func (x *Ident) End() Pos   { return x.NamePos.add(len(x.Name)) }
@@ -149,6 +161,7 @@ func (x *IndexExpr) End() Pos    { return x.Rbrack.add(1) }
 func (x *SelectorExpr) End() Pos { return x.Sel.End() }
 func (x *ArrayType) End() Pos    { return x.Rbrack.add(1) }
 func (x *RefType) End() Pos      { return x.Elem.End() }
+func (x *SliceExpr) End() Pos    { return x.Rbrack.add(1) }
 
 func (*BadExpr) exprNode()      {}
 func (*Ident) exprNode()        {}
@@ -163,6 +176,7 @@ func (*IndexExpr) exprNode()    {}
 func (*SelectorExpr) exprNode() {}
 func (*ArrayType) exprNode()    {}
 func (*RefType) exprNode()      {}
+func (*SliceExpr) exprNode()    {}
 
 // ---- Statements ----
 
@@ -335,15 +349,34 @@ type (
 		Body   *BlockStmt
 	}
 
-	// HandlerDecl is handler Name(Params) [-> T | -> (name: T, ...)] Body.
+	// HandlerDecl is handler Name(Params) [-> T | -> (name: T, ...)]
+	// [reads …] Body.
 	HandlerDecl struct {
 		Handler Pos
 		Name    *Ident
 		Params  []*Field
 		Results []*Field
+		Reads   *ReadsClause // nil: the handler declares no data access
 		Body    *BlockStmt
 	}
+
+	// ReadsClause is reads Item, Item, …: the region data a handler
+	// declares it reads, computed from the request. Each item is a region
+	// place (an *Ident naming the region, *SelectorExpr and *IndexExpr
+	// steps into it), optionally ending in a *SliceExpr.
+	ReadsClause struct {
+		Reads Pos
+		Items []Expr
+	}
 )
+
+func (r *ReadsClause) Pos() Pos { return r.Reads }
+func (r *ReadsClause) End() Pos {
+	if n := len(r.Items); n > 0 {
+		return r.Items[n-1].End()
+	}
+	return r.Reads.add(len("reads"))
+}
 
 func (f *Field) Pos() Pos {
 	if f.Name != nil {

@@ -15,7 +15,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/as
 // TestASTGolden compares the printed syntax tree of a few programs with
 // testdata/ast/NAME.golden; go test -run TestASTGolden -update rewrites them.
 func TestASTGolden(t *testing.T) {
-	for _, name := range []string{"kv_get", "list_walk", "arith"} {
+	for _, name := range []string{"kv_get", "list_walk", "arith", "reads"} {
 		t.Run(name, func(t *testing.T) {
 			src, err := os.ReadFile(filepath.Join("testdata/ok", name+".naam"))
 			if err != nil {

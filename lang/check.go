@@ -85,6 +85,10 @@ type checker struct {
 	// constant, or arithmetic on such lets), for the range checks of
 	// indices (operand.known).
 	known map[*Var]constant.Value
+
+	// impure says, per fn, why a reads clause may not call it ("" if it
+	// may), once computed (fnImpure).
+	impure map[*Func]string
 }
 
 type callSite struct {
@@ -114,6 +118,7 @@ func newChecker() *checker {
 		resolved:  map[Object]bool{},
 		calls:     map[Object][]callSite{},
 		known:     map[*Var]constant.Value{},
+		impure:    map[*Func]string{},
 	}
 }
 
@@ -170,6 +175,9 @@ func (c *checker) check() {
 			c.body(&funcCtx{name: obj.name, fn: obj}, obj.Params, obj.Decl.Body)
 		case *Handler:
 			c.body(&funcCtx{name: obj.name, handler: obj}, append(obj.Params[:len(obj.Params):len(obj.Params)], obj.Results...), obj.Decl.Body)
+			if obj.Decl.Reads != nil {
+				c.readsClause(obj)
+			}
 		}
 	}
 	c.checkCallGraph(objs)

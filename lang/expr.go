@@ -984,5 +984,12 @@ func writeExpr(b *strings.Builder, e Expr) {
 			b.WriteString("mut ")
 		}
 		writeExpr(b, e.Elem)
+	case *SliceExpr:
+		writeExpr(b, e.X)
+		b.WriteByte('[')
+		writeExpr(b, e.Index)
+		b.WriteString("; ")
+		writeExpr(b, e.Count)
+		b.WriteByte(']')
 	}
 }

@@ -19,6 +19,7 @@ func TestLimitsMatchABI(t *testing.T) {
 		{"regions", maxRegions, bytecode.MaxRegions},
 		{"region size", maxRegionSize, bytecode.MaxRegionSize},
 		{"stack", stackSize, bytecode.StackSize},
+		{"reads", maxReads, bytecode.MaxAccessRanges},
 		{"largest reserved code", bytecode.FailForward, bytecode.MaxErrorCode},
 	} {
 		if c.name == "largest reserved code" {

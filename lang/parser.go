@@ -295,8 +295,78 @@ func (p *parser) handlerDecl() *HandlerDecl {
 			d.Results = []*Field{{Type: p.typ()}}
 		}
 	}
+	// The reads clause may start on a line of its own, and the body after
+	// it too: a newline there cannot end the declaration.
+	if p.newlineBefore(IDENT, "reads") {
+		p.next()
+	}
+	if p.tok == IDENT && p.lit == "reads" {
+		d.Reads = p.readsClause()
+		if p.newlineBefore(LBRACE, "") {
+			p.next()
+		}
+	}
 	d.Body = p.block()
 	return d
+}
+
+// newlineBefore reports whether the current token is a newline's
+// SEMICOLON followed by tok (with literal lit, if lit is not empty),
+// looking one token ahead.
+func (p *parser) newlineBefore(tok Token, lit string) bool {
+	if p.tok != SEMICOLON || p.lit != "\n" {
+		return false
+	}
+	saved := p.scanner
+	saved.nesting = append([]byte(nil), p.scanner.nesting...)
+	savedErrs := len(p.errs)
+	next, _, nextLit := p.scanner.Scan()
+	p.scanner = saved
+	p.errs = p.errs[:savedErrs] // the token is scanned again, with its errors
+	return next == tok && (lit == "" || nextLit == lit)
+}
+
+// readsClause parses reads Item, Item, ….
+func (p *parser) readsClause() *ReadsClause {
+	r := &ReadsClause{Reads: p.pos}
+	p.next()
+	for {
+		r.Items = append(r.Items, p.readItem())
+		if !p.got(COMMA) {
+			return r
+		}
+	}
+}
+
+// readItem parses one region place of a reads clause: a name, then fields
+// and indices, and at the end an optional [Index; Count].
+func (p *parser) readItem() Expr {
+	var x Expr = p.ident()
+	sliced := false
+	for {
+		if sliced && (p.tok == PERIOD || p.tok == LBRACK) {
+			p.error(p.pos, "a range [index; count] must be the last step of a reads item")
+		}
+		switch p.tok {
+		case PERIOD:
+			p.next()
+			x = &SelectorExpr{X: x, Sel: p.ident()}
+		case LBRACK:
+			lbrack := p.pos
+			p.next()
+			index := p.expr()
+			if p.tok != SEMICOLON {
+				x = &IndexExpr{X: x, Lbrack: lbrack, Index: index, Rbrack: p.expect(RBRACK)}
+				continue
+			}
+			p.next()
+			s := &SliceExpr{X: x, Lbrack: lbrack, Index: index, Count: p.expr()}
+			s.Rbrack = p.expect(RBRACK)
+			x, sliced = s, true
+		default:
+			return x
+		}
+	}
 }
 
 // ---- Types ----

@@ -46,7 +46,14 @@ func walkNodes(n Node, f func(parent, n Node)) {
 			for _, fl := range n.Results {
 				each(fl)
 			}
+			if n.Reads != nil {
+				each(n.Reads)
+			}
 			each(n.Body)
+		case *ReadsClause:
+			for _, e := range n.Items {
+				each(e)
+			}
 		case *Field:
 			each(n.Name, n.Type)
 		case *BlockStmt:
@@ -90,6 +97,8 @@ func walkNodes(n Node, f func(parent, n Node)) {
 			each(n.Elem, n.Len)
 		case *RefType:
 			each(n.Elem)
+		case *SliceExpr:
+			each(n.X, n.Index, n.Count)
 		}
 	}
 	walk(nil, n)

@@ -71,6 +71,10 @@ var allowedImports = map[string][]string{
 	"internal/testing/testprog":    {"bytecode", "internal/bench/benchprog"},
 	"internal/testing/verifygen":   {"bytecode"},
 
+	// Client-side execution.
+	"clientrun":               {"bytecode", "verifier", "vm"},
+	"clientrun/clientruntest": {"bytecode", "clientrun", "vm"},
+
 	"tests": {},
 }
 

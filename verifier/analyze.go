@@ -47,10 +47,15 @@ type checker struct {
 	heldBytes  int64
 
 	stackDepth                  int
+	entry                       Entry // the entry being analysed
 	regionsRead, regionsWritten map[int16]bool
-	helpersUsed                 map[uint32]bool
-	loops                       map[int]*funcLoops // by function entry block
-	stepMemo                    map[stepKey]stepResult
+	// clientSlot and clientWhy are the first instruction (-1: none) that
+	// makes the entry not client-eligible, and why (client.go).
+	clientSlot  int
+	clientWhy   string
+	helpersUsed map[uint32]bool
+	loops       map[int]*funcLoops // by function entry block
+	stepMemo    map[stepKey]stepResult
 }
 
 // context is one analysis of a function. A call-string context is

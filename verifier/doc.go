@@ -16,6 +16,8 @@
 //	loops.go    loop nesting, a bound on every loop from a monotone counter
 //	            and its range at the loop head, and the worst-case
 //	            instruction count
+//	client.go   what the steps record for the Report's client eligibility,
+//	            and the stricter rules of access functions
 //	verify.go   the entry points and the Report
 //	budget.go   the limits on the verifier's own states, bytes, steps and
 //	            time, checked before each is spent (spec/verifier.md)

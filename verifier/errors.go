@@ -33,6 +33,9 @@ const (
 	// CodeVerifierBudget: verifying the program would take more of the
 	// verifier's own time or memory than Config.Limits allows.
 	CodeVerifierBudget Code = "verifier-budget"
+	// CodeAccessFunction: an access function touches a region or calls a
+	// helper that sends or exists only on the host.
+	CodeAccessFunction Code = "access-function"
 )
 
 // Error is a rejection: the instruction, its source position when known,

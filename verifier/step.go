@@ -487,7 +487,9 @@ func (c *checker) load(st *state, slot int, ins *asm.Instruction, op byte) *Erro
 		}
 	default:
 		if a.ptr.kind == kRegion {
-			c.regionsRead[a.ptr.region] = true
+			if err := c.regionUse(st, slot, []asm.Register{ins.Src}, a.ptr.region, false, "load", false); err != nil {
+				return err
+			}
 		}
 		v = scalarValue(unknownOfSize(size))
 	}
@@ -548,7 +550,7 @@ func (c *checker) store(st *state, slot int, ins *asm.Instruction, op byte) *Err
 			return c.fail(slot, CodePointerLeak, st, regs, "storing a pointer into %s would leak an address", a.ptr.kind)
 		}
 		if a.ptr.kind == kRegion {
-			c.regionsWritten[a.ptr.region] = true
+			return c.regionUse(st, slot, regs, a.ptr.region, true, "store", false)
 		}
 		return nil
 	}
@@ -616,7 +618,10 @@ func (c *checker) atomic(st *state, slot int, ins *asm.Instruction, op byte) *Er
 		}
 	case kRegion:
 		c.regionsRead[a.ptr.region] = true
-		c.regionsWritten[a.ptr.region] = true
+		_, verb := verbAtomics[aop]
+		if err := c.regionUse(st, slot, regs, a.ptr.region, true, atomicName(aop, size), verb && size == 8); err != nil {
+			return err
+		}
 	}
 	switch {
 	case aop == asm.CmpXchg:
@@ -643,6 +648,9 @@ func (c *checker) helperCall(st *state, slot int, ins *asm.Instruction, op byte)
 		return c.fail(slot, CodeUnknownHelper, st, nil, "call of helper %d: %s", id, where)
 	}
 	c.helpersUsed[id] = true
+	if err := c.helperRule(st, slot, spec); err != nil {
+		return err
+	}
 	for i := 0; i < spec.NumArgs(); i++ {
 		r := asm.Register(i + 1)
 		v, err := c.use(st, slot, r)
@@ -740,13 +748,10 @@ func (c *checker) helperMem(st *state, slot int, spec bytecode.HelperSpec, i, j 
 			}
 		}
 	case kRegion:
-		if write {
-			if apply {
-				c.regionsWritten[a.ptr.region] = true
-			}
-		} else {
-			c.regionsRead[a.ptr.region] = true
+		if write && !apply {
+			return nil
 		}
+		return c.regionUse(st, slot, regs, a.ptr.region, write, spec.Name, false)
 	}
 	return nil
 }

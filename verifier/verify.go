@@ -23,10 +23,13 @@ type Region struct {
 	Writable bool
 }
 
-// Entry is a point where execution starts: a handler.
+// Entry is a point where execution starts: a handler, or a handler's
+// access function (Access), which is held to stricter rules: it may not
+// touch a region, nor call a helper that sends or exists only on the host.
 type Entry struct {
-	Name string
-	Slot int
+	Name   string
+	Slot   int
+	Access bool
 }
 
 // Config says what the program may assume and what it may do.
@@ -85,6 +88,17 @@ type EntryReport struct {
 	// set when one of them exists only on the host.
 	Helpers  []uint32
 	HostOnly bool
+	// Access says the entry is an access function (Entry.Access).
+	Access bool
+	// ClientEligible says a caller can run the entry in a VM of its own
+	// and reproduce its effects with one-sided verbs: it reads regions,
+	// writes them only with 8-byte atomic adds and compare-and-swaps,
+	// and calls no helper that sends or exists only on the host. When it
+	// is false, ClientReason names the first instruction that prevents it
+	// ("insn 57 (kv.naam:73): store to region 0 (kv)"). Access functions
+	// are always eligible.
+	ClientEligible bool
+	ClientReason   string
 }
 
 // String is a one-line summary with max-insns=K, as naamc verify prints it.
@@ -168,6 +182,7 @@ func run(insns asm.Instructions, cfg Config, m *meter) (*Report, *Error) {
 	read, written, helpers := map[int16]bool{}, map[int16]bool{}, map[uint32]bool{}
 	for _, e := range entries {
 		c.regionsRead, c.regionsWritten, c.helpersUsed = map[int16]bool{}, map[int16]bool{}, map[uint32]bool{}
+		c.entry, c.clientSlot, c.clientWhy = e, -1, ""
 		bound, err := c.analyzeEntry(e)
 		if err != nil {
 			return nil, err
@@ -177,7 +192,8 @@ func run(insns asm.Instructions, cfg Config, m *meter) (*Report, *Error) {
 				Msg: fmt.Sprintf("entry %q may execute up to %d instructions, over the budget of %d; its costliest path passes the budget here", e.Name, bound, cfg.Budget)}
 		}
 		er := EntryReport{Name: e.Name, Slot: e.Slot, MaxInsns: bound,
-			RegionsRead: keys(c.regionsRead), RegionsWritten: keys(c.regionsWritten)}
+			RegionsRead: keys(c.regionsRead), RegionsWritten: keys(c.regionsWritten),
+			Access: e.Access, ClientEligible: c.clientSlot < 0, ClientReason: c.clientWhy}
 		er.Helpers, er.HostOnly = helperList(c.helpersUsed)
 		rep.Entries = append(rep.Entries, er)
 		rep.MaxInsns = max(rep.MaxInsns, bound)

@@ -36,9 +36,16 @@
 // *Program is its executable. Memory is memory engines can map in place
 // (a memfd on Linux): regions and raw mode's memory that live across runs.
 //
+// A region may also be remote (MapRemote, RegionMem.Remote): its bytes
+// live in another node and a RemoteMemory reaches them, loads by reading
+// and 8-byte add and cmpxchg as FETCH-ADD and CAS, so that a caller can
+// run a handler away from its data; only checked interpreted runs take
+// them, through the out-of-line branch of a refused access (remote.go).
+//
 // Faults (out-of-bounds access, write to read-only memory, misaligned atomic,
 // budget exhausted, call depth, unknown helper, a return value the handler
-// ABI forbids) are *Fault errors that match the Err* sentinels with
+// ABI forbids, a remote access that failed or that verbs cannot do) are
+// *Fault errors that match the Err* sentinels with
 // errors.Is; a run that cannot start (bad entry point, too many arguments,
 // memory that cannot be mapped, an unmapped region in unchecked mode)
 // returns a plain error instead. The package never lets a

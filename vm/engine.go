@@ -207,6 +207,9 @@ func (m *Machine) runEntry(x Executable, p *Program, entry int, r1, r2 uint64) (
 	if err := p.checkEntry(entry); err != nil {
 		return 0, err
 	}
+	if m.nremote > 0 {
+		return 0, fmt.Errorf("vm: a remote region is mapped; remote regions run only in the interpreter")
+	}
 	in, err := m.instance(x)
 	if err != nil {
 		return 0, err

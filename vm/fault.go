@@ -16,6 +16,7 @@ var (
 	ErrFellOff     = errors.New("execution fell off the end of the program")
 	ErrInternal    = errors.New("internal interpreter error")
 	ErrReturn      = errors.New("bad handler return value")
+	ErrRemote      = errors.New("remote memory access failed")
 )
 
 // FaultKind classifies a fault.
@@ -33,6 +34,10 @@ const (
 	// FaultReturn: a handler ended with an r0 the ABI does not allow
 	// (Machine.Invoke); the fault's PC is the exit.
 	FaultReturn
+	// FaultRemote: an access to a remote region (MapRemote) that its
+	// RemoteMemory refused, or that one-sided verbs cannot do (a store,
+	// an atomic other than an 8-byte add or cmpxchg); Err says which.
+	FaultRemote
 )
 
 var faultSentinels = [...]error{
@@ -45,6 +50,7 @@ var faultSentinels = [...]error{
 	FaultFellOff:     ErrFellOff,
 	FaultInternal:    ErrInternal,
 	FaultReturn:      ErrReturn,
+	FaultRemote:      ErrRemote,
 }
 
 func (k FaultKind) sentinel() error {
@@ -77,6 +83,8 @@ func (f *Fault) Error() string {
 		if f.Err != nil {
 			return fmt.Sprintf("insn %d: %s: %v", f.PC, f.Kind, f.Err)
 		}
+	case FaultRemote:
+		return fmt.Sprintf("insn %d: %s: %d-byte %s at %#x (%s): %v", f.PC, f.Kind, f.Size, f.Op, f.Addr, f.Where, f.Err)
 	}
 	return fmt.Sprintf("insn %d: %s", f.PC, f.Kind)
 }
@@ -84,7 +92,7 @@ func (f *Fault) Error() string {
 // Is reports whether target is the sentinel for f's kind.
 func (f *Fault) Is(target error) bool { return target == f.Kind.sentinel() }
 
-// Unwrap returns the cause of a helper, internal or return fault.
+// Unwrap returns the cause of a helper, internal, return or remote fault.
 func (f *Fault) Unwrap() error { return f.Err }
 
 type errNoHelpers uint32

@@ -33,6 +33,9 @@ type Invocation struct {
 type RegionMem struct {
 	Data     []byte
 	Writable bool
+	// Remote, when set, is where the region's bytes are instead of Data,
+	// which must be nil (MapRemote; spec/vm.md, Remote regions).
+	Remote RemoteMemory
 	// Memory, when set, is the Memory that Data starts (Data is
 	// Memory.Bytes()[:len(Data)]): engines map it in place, so that their
 	// writes and atomics are shared with every other core at once. A
@@ -150,6 +153,15 @@ func (m *Machine) mapInvocation(p *Program, inv *Invocation) error {
 	}
 	for i, r := range inv.Regions {
 		seg := RegionSegment(i)
+		if r.Remote != nil {
+			if r.Data != nil || r.Memory != nil {
+				return fmt.Errorf("vm: region %d: a remote region has no Data or Memory", i)
+			}
+			if _, err := m.MapRemote(seg, r.Remote, r.Writable); err != nil {
+				return err
+			}
+			continue
+		}
 		if r.Memory == nil {
 			if _, err := m.Map(seg, r.Data, r.Writable); err != nil {
 				return err

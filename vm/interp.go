@@ -37,6 +37,20 @@ func (m *Machine) accessFault(n uint64, pc int, addr, size uint64, write bool, o
 			kind = FaultReadOnly
 		}
 	}
+	if rs := m.remoteAt(addr); rs != nil && (addr&0xffffffff)+size <= rs.size {
+		// In bounds of a remote segment: its memory failed the load, or
+		// the access is a store or an atomic verbs cannot do.
+		f := m.memFault(FaultRemote, pc, addr, int(size), op)
+		f.Err, m.remoteErr = m.remoteErr, nil
+		switch {
+		case f.Err != nil:
+		case write && !rs.writable:
+			f.Kind = FaultReadOnly
+		default:
+			f.Err = errRemoteWrite
+		}
+		return f
+	}
 	return m.memFault(kind, pc, addr, int(size), op)
 }
 
@@ -442,49 +456,98 @@ func (m *Machine) run(p *Program, pc int, regs *[11]uint64) (uint64, error) {
 				a := r[ins.src&15] + uint64(int64(ins.off))
 				ptr := m.hostPtr(a, 1, false)
 				if ptr == nil {
-					return 0, m.accessFault(n, pc-1, a, 1, false, "load")
+					// As for outOfLine, nothing stays live across the call,
+					// not even ins (loadOutOfLine finds it at m.pc).
+					m.pc, m.steps = pc-1, n
+					if f := m.loadOutOfLine(&r); f != nil {
+						return 0, f
+					}
+					pc, n = m.pc+1, m.steps
+					continue
 				}
 				r[d] = uint64(*(*uint8)(ptr))
 			case opLdxH:
 				a := r[ins.src&15] + uint64(int64(ins.off))
 				ptr := m.hostPtr(a, 2, false)
 				if ptr == nil {
-					return 0, m.accessFault(n, pc-1, a, 2, false, "load")
+					// As for outOfLine, nothing stays live across the call,
+					// not even ins (loadOutOfLine finds it at m.pc).
+					m.pc, m.steps = pc-1, n
+					if f := m.loadOutOfLine(&r); f != nil {
+						return 0, f
+					}
+					pc, n = m.pc+1, m.steps
+					continue
 				}
 				r[d] = uint64(*(*uint16)(ptr))
 			case opLdxW:
 				a := r[ins.src&15] + uint64(int64(ins.off))
 				ptr := m.hostPtr(a, 4, false)
 				if ptr == nil {
-					return 0, m.accessFault(n, pc-1, a, 4, false, "load")
+					// As for outOfLine, nothing stays live across the call,
+					// not even ins (loadOutOfLine finds it at m.pc).
+					m.pc, m.steps = pc-1, n
+					if f := m.loadOutOfLine(&r); f != nil {
+						return 0, f
+					}
+					pc, n = m.pc+1, m.steps
+					continue
 				}
 				r[d] = uint64(*(*uint32)(ptr))
 			case opLdxDW:
 				a := r[ins.src&15] + uint64(int64(ins.off))
 				ptr := m.hostPtr(a, 8, false)
 				if ptr == nil {
-					return 0, m.accessFault(n, pc-1, a, 8, false, "load")
+					// As for outOfLine, nothing stays live across the call,
+					// not even ins (loadOutOfLine finds it at m.pc).
+					m.pc, m.steps = pc-1, n
+					if f := m.loadOutOfLine(&r); f != nil {
+						return 0, f
+					}
+					pc, n = m.pc+1, m.steps
+					continue
 				}
 				r[d] = *(*uint64)(ptr)
 			case opLdxSB:
 				a := r[ins.src&15] + uint64(int64(ins.off))
 				ptr := m.hostPtr(a, 1, false)
 				if ptr == nil {
-					return 0, m.accessFault(n, pc-1, a, 1, false, "load")
+					// As for outOfLine, nothing stays live across the call,
+					// not even ins (loadOutOfLine finds it at m.pc).
+					m.pc, m.steps = pc-1, n
+					if f := m.loadOutOfLine(&r); f != nil {
+						return 0, f
+					}
+					pc, n = m.pc+1, m.steps
+					continue
 				}
 				r[d] = uint64(int64(*(*int8)(ptr)))
 			case opLdxSH:
 				a := r[ins.src&15] + uint64(int64(ins.off))
 				ptr := m.hostPtr(a, 2, false)
 				if ptr == nil {
-					return 0, m.accessFault(n, pc-1, a, 2, false, "load")
+					// As for outOfLine, nothing stays live across the call,
+					// not even ins (loadOutOfLine finds it at m.pc).
+					m.pc, m.steps = pc-1, n
+					if f := m.loadOutOfLine(&r); f != nil {
+						return 0, f
+					}
+					pc, n = m.pc+1, m.steps
+					continue
 				}
 				r[d] = uint64(int64(*(*int16)(ptr)))
 			case opLdxSW:
 				a := r[ins.src&15] + uint64(int64(ins.off))
 				ptr := m.hostPtr(a, 4, false)
 				if ptr == nil {
-					return 0, m.accessFault(n, pc-1, a, 4, false, "load")
+					// As for outOfLine, nothing stays live across the call,
+					// not even ins (loadOutOfLine finds it at m.pc).
+					m.pc, m.steps = pc-1, n
+					if f := m.loadOutOfLine(&r); f != nil {
+						return 0, f
+					}
+					pc, n = m.pc+1, m.steps
+					continue
 				}
 				r[d] = uint64(int64(*(*int32)(ptr)))
 			case opStB:
@@ -595,6 +658,50 @@ func (m *Machine) run(p *Program, pc int, regs *[11]uint64) (uint64, error) {
 	}
 }
 
+// loadOutOfLine finishes the load at slot m.pc of the running program
+// (m.prog) that hostPtr refused: from a remote segment (remote.go), or
+// with the fault that explains the refusal. m.steps is the instructions
+// executed.
+//
+//go:noinline
+func (m *Machine) loadOutOfLine(r *[16]uint64) *Fault {
+	ins := &m.prog.code[m.pc]
+	a := r[ins.src&15] + uint64(int64(ins.off))
+	var size uint64
+	switch ins.op {
+	case opLdxB, opLdxSB:
+		size = 1
+	case opLdxH, opLdxSH:
+		size = 2
+	case opLdxW, opLdxSW:
+		size = 4
+	default:
+		size = 8
+	}
+	ptr := m.remoteLoad(a, size)
+	if ptr == nil {
+		return m.accessFault(m.steps, m.pc, a, size, false, "load")
+	}
+	d := ins.dst & 15
+	switch ins.op {
+	case opLdxB:
+		r[d] = uint64(*(*uint8)(ptr))
+	case opLdxH:
+		r[d] = uint64(*(*uint16)(ptr))
+	case opLdxW:
+		r[d] = uint64(*(*uint32)(ptr))
+	case opLdxDW:
+		r[d] = *(*uint64)(ptr)
+	case opLdxSB:
+		r[d] = uint64(int64(*(*int8)(ptr)))
+	case opLdxSH:
+		r[d] = uint64(int64(*(*int16)(ptr)))
+	case opLdxSW:
+		r[d] = uint64(int64(*(*int32)(ptr)))
+	}
+	return nil
+}
+
 // outOfLine runs the instructions that call functions: atomics and helper
 // calls. m.pc is the instruction's slot.
 func (m *Machine) outOfLine(ins *insn, r *[16]uint64) *Fault {
@@ -617,6 +724,9 @@ func (m *Machine) outOfLine(ins *insn, r *[16]uint64) *Fault {
 		r[0] = v
 	case opAtomAddDW, opAtomOrDW, opAtomAndDW, opAtomXorDW, opAtomFetchAddDW, opAtomFetchOrDW,
 		opAtomFetchAndDW, opAtomFetchXorDW, opAtomXchgDW, opAtomCmpXchgDW:
+		if rs := m.remoteAt(r[ins.dst&15] + uint64(int64(ins.off))); rs != nil {
+			return m.remoteAtomic(rs, ins.op, r[ins.dst&15]+uint64(int64(ins.off)), r, ins.src&15)
+		}
 		ptr, f := m.atomicPtr(m.pc, r[ins.dst&15]+uint64(int64(ins.off)), 8)
 		if f != nil {
 			return f

@@ -62,10 +62,11 @@ type Machine struct {
 	frames [MaxCallDepth]frame
 	opts   Options
 	budget uint64
-	pc     int    // slot being executed, for helper faults
-	depth  int    // call depth of the current run
-	steps  uint64 // instructions executed by the last run
-	exit   int    // slot of the exit that ended the last successful run
+	pc     int      // slot being executed, for helper faults
+	prog   *Program // the program the interpreter runs (or ran last), for loadOutOfLine
+	depth  int      // call depth of the current run
+	steps  uint64   // instructions executed by the last run
+	exit   int      // slot of the exit that ended the last successful run
 	// ctx is the handler context Invoke maps as SegContext (uint64s, so
 	// that it is 8-byte aligned like every segment the machine owns).
 	ctx [bytecode.CtxSize / 8]uint64
@@ -88,6 +89,13 @@ type Machine struct {
 	// saved holds the segments an engine's run redirected, restored when
 	// the run ends.
 	saved []savedSegment
+	// remote holds the segments MapRemote mapped (nil until the first),
+	// nremote how many there are; remoteWord receives a remote load and
+	// remoteErr the error of one that failed (remote.go).
+	remote     *[numSegments]remoteSeg
+	nremote    int
+	remoteWord uint64
+	remoteErr  error
 }
 
 // NewMachine returns a machine with an empty memory map but for its stack.
@@ -198,6 +206,9 @@ func (m *Machine) RunAt(p *Program, entry int, args ...uint64) (r0 uint64, err e
 		return 0, fmt.Errorf("vm: %d arguments, at most 5 (r1-r5)", len(args))
 	}
 	if m.opts.Unchecked {
+		if m.nremote > 0 {
+			return 0, fmt.Errorf("vm: a remote region is mapped; remote regions run only on checked machines")
+		}
 		// Unchecked accesses add the offset to the segment's base without
 		// looking: through an unmapped region's nil base that is a wild
 		// pointer, which kills the process instead of panicking.
@@ -207,6 +218,7 @@ func (m *Machine) RunAt(p *Program, entry int, args ...uint64) (r0 uint64, err e
 			}
 		}
 	}
+	m.remoteErr, m.prog = nil, p // here, not in run: its prologue stays as it is
 	var regs [11]uint64
 	copy(regs[1:], args)
 	regs[10] = Addr(SegStack, stackBytes)

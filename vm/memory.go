@@ -115,6 +115,7 @@ func (m *Machine) mapSegment(seg Segment, data []byte, writable bool, mem *Memor
 	if base := uintptr(unsafe.Pointer(unsafe.SliceData(data))); writable && len(data) > 0 && base&7 != 0 {
 		return 0, fmt.Errorf("vm: writable segment %s must start on an 8-byte boundary (atomics), not at host address %#x", seg, base)
 	}
+	m.unmapRemote(seg)
 	s := &m.segs[seg]
 	m.mappedLimit = max(m.mappedLimit, seg+1)
 	if len(data) == 0 {
@@ -132,6 +133,7 @@ func (m *Machine) mapSegment(seg Segment, data []byte, writable bool, mem *Memor
 func (m *Machine) Unmap(seg Segment) {
 	if seg != SegNull && seg != SegStack && seg < numSegments {
 		m.segs[seg] = segment{}
+		m.unmapRemote(seg)
 	}
 }
 
@@ -141,6 +143,9 @@ func (m *Machine) Bytes(addr, n uint64, write bool) ([]byte, error) {
 	s := &m.segs[(addr>>32)&(numSegments-1)]
 	off := addr & 0xffffffff
 	if addr>>32 >= numSegments || n > s.size || off > s.size-n {
+		if b, err, ok := m.remoteBytes(addr, n, write); ok {
+			return b, err
+		}
 		return nil, m.memFault(FaultOutOfBounds, m.pc, addr, int(n), "helper access")
 	}
 	if write && !s.writable {
@@ -156,6 +161,9 @@ func (m *Machine) describe(addr uint64) string {
 		return "no segment"
 	}
 	s := &m.segs[seg]
+	if rs := m.remoteAt(addr); rs != nil {
+		return fmt.Sprintf("%s+%d (remote, length %d)", seg, addr&0xffffffff, rs.size)
+	}
 	if s.size == 0 && seg != SegStack {
 		return fmt.Sprintf("%s+%d, not mapped", seg, addr&0xffffffff)
 	}

@@ -37,7 +37,9 @@ declared with; constants derived from it follow. The object keeps the
 source as written.
 
 Success: exit 0 and one line per handler on stdout,
-"NAME: id ID, request R bytes, reply P bytes, max-insns=K".
+"NAME: id ID, request R bytes, reply P bytes, max-insns=K, client-eligible"
+(or ", not client-eligible: insn N (file:line): why": spec/verifier.md),
+ending in ", reads N ranges" for a handler with a reads clause.
 Front-end and compile errors: exit 1 and every error, sorted, as
 "file:line:col: message" with the source line and a caret (as naamc check);
 a -D value of the wrong kind or out of its constant's type's range is such
@@ -127,9 +129,13 @@ func printBuildSummary(w io.Writer, obj *bytecode.Object, rep *verifier.Report) 
 		}
 		bound := "not verified"
 		if rep != nil && i < len(rep.Entries) {
-			bound = fmt.Sprintf("max-insns=%d", rep.Entries[i].MaxInsns)
+			bound = fmt.Sprintf("max-insns=%d%s", rep.Entries[i].MaxInsns, clientNote(rep.Entries[i], ", "))
 		}
-		fmt.Fprintf(w, "%s: id %d, request %d bytes, reply %d bytes, %s\n", h.Name, h.ID, req.Size, reply.Size, bound)
+		reads := ""
+		if h.HasAccess() {
+			reads = ", reads " + plural(int(h.MaxRanges), "range")
+		}
+		fmt.Fprintf(w, "%s: id %d, request %d bytes, reply %d bytes, %s%s\n", h.Name, h.ID, req.Size, reply.Size, bound, reads)
 	}
 	return nil
 }

@@ -94,8 +94,12 @@ func listObject(w io.Writer, obj *bytecode.Object) error {
 	}
 	offsets, _ := bytecode.Slots(insns)
 	entries := map[int][]bytecode.Handler{}
+	access := map[int][]bytecode.Handler{}
 	for _, h := range obj.Handlers {
 		entries[h.Entry] = append(entries[h.Entry], h)
+		if h.HasAccess() {
+			access[h.Access] = append(access[h.Access], h)
+		}
 	}
 	sources := map[string][]string{}
 	for _, s := range obj.Sources {
@@ -129,6 +133,10 @@ func listObject(w io.Writer, obj *bytecode.Object) error {
 			if err := writeHandlerHeader(bw, h); err != nil {
 				return err
 			}
+			last = bytecode.Line{}
+		}
+		for _, h := range access[slot] {
+			fmt.Fprintf(bw, "\n# access function of handler %s: at most %d ranges (region, offset, length: u32 each)\n", h.Name, h.MaxRanges)
 			last = bytecode.Line{}
 		}
 		pos, ok := obj.Position(slot)

@@ -35,7 +35,9 @@ exist, pointers may not be stored to that memory nor returned in r0, every
 loop must be bounded, and atomics must be naturally aligned.
 
 Accepted: exit 0 and a summary with max-insns=K, the proven worst-case number
-of instructions per run. Rejected: exit 1 and "insn K (file:line): reason
+of instructions per run: for an object, a line per entry ("NAME: max-insns=K
+client-eligible", or "not client-eligible: insn N (file:line): why"; a
+handler's access function is the entry NAME.access), then the whole. Rejected: exit 1 and "insn K (file:line): reason
 [code]" followed by the registers involved. Any other exit code means naamc
 itself failed. -v prints the whole walk, block by block, to stderr.`,
 		Example: `  naamc verify kv.nobj
@@ -81,7 +83,7 @@ itself failed. -v prints the whole walk, block by block, to stderr.`,
 
 func printReport(w io.Writer, rep *verifier.Report) {
 	for _, e := range rep.Entries {
-		fmt.Fprintf(w, "%s: max-insns=%d\n", e.Name, e.MaxInsns)
+		fmt.Fprintf(w, "%s: max-insns=%d%s\n", e.Name, e.MaxInsns, clientNote(e, " "))
 	}
 	fmt.Fprintf(w, "accepted: %s\n", rep)
 }
@@ -176,4 +178,16 @@ func verifyObject(cmd *cobra.Command, obj *bytecode.Object, budget uint64) (*ver
 		return nil, &cli.ExitError{Code: exitTool, Err: err}
 	}
 	return rep, nil
+}
+
+// clientNote says whether a handler entry is client-eligible, after sep;
+// access functions get nothing (they always are).
+func clientNote(e verifier.EntryReport, sep string) string {
+	switch {
+	case e.Access:
+		return ""
+	case e.ClientEligible:
+		return sep + "client-eligible"
+	}
+	return sep + "not client-eligible: " + e.ClientReason
 }

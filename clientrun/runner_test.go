@@ -1,0 +1,269 @@
+package clientrun_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/clientrun"
+	"github.com/naam-project/naam/clientrun/clientruntest"
+	"github.com/naam-project/naam/compiler"
+	"github.com/naam-project/naam/lang"
+	"github.com/naam-project/naam/vm"
+)
+
+// unitSource has handlers for each part of a run: declared ranges that
+// merge, reads past the declaration, atomics, an access function that
+// fails, and handlers that cannot run at the client.
+const unitSource = `
+struct Rec {
+    a: u64
+    b: u64
+    next: u32
+    pad: u32 // size 24
+}
+
+region recs: [Rec; 1000] ro
+region counts: [u64; 64] rw
+
+fn check(i: u32) -> u32 {
+    if i >= 1000 {
+        fail(7)
+    }
+    return i
+}
+
+// Two ranges that touch, one that overlaps them, one apart: two fetches
+// in one round trip.
+handler pair(i: u32) -> u64 reads recs[i; 2], recs[i + 2], recs[i + 1].b, recs[i + 100] {
+    return recs[i].a + recs[i + 1].b + recs[i + 2].next as u64 + recs[i + 100].a
+}
+
+// Declares rec i, then follows next twice: two more round trips.
+handler follow(i: u32) -> u64 reads recs[i] {
+    let j = recs[i].next
+    let k = recs[j].next
+    return recs[k].a
+}
+
+// No reads clause: every read is on demand.
+handler plain(i: u32) -> u64 {
+    return recs[i].b
+}
+
+// Declares nothing for an index out of range, through a fn that fails.
+handler checked(i: u32) -> u64 reads recs[check(i)] {
+    if i >= 1000 {
+        return 0
+    }
+    return recs[i].a
+}
+
+// FETCH-ADD and CAS, then a read of the word they changed.
+handler bump(i: u32, old: u64) -> (added: u64, swapped: u64, now: u64) reads counts[i % 64] {
+    let c = &counts[i % 64]
+    added = atomic_add(c, 10)
+    swapped = atomic_cas(c, old, 99)
+    now = counts[i % 64]
+    return
+}
+
+// FETCH-ADD alone, then a read of the word.
+handler inc(i: u32) -> (old: u64, now: u64) {
+    old = atomic_add(&counts[i % 64], 3)
+    now = counts[i % 64]
+    return
+}
+
+handler store(i: u32) -> u64 {
+    counts[i % 64] = 1
+    return 0
+}
+`
+
+func unitObject(t *testing.T) *bytecode.Object {
+	t.Helper()
+	obj, err := compiler.Compile(lang.NewFileSet(), "unit.naam", []byte(unitSource))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+// unitRegions: rec i has a = i, b = 1000 + i, next = (i * 7 + 3) % 1000;
+// the counts are 0.
+func unitRegions() [][]byte {
+	recs := make([]byte, 24*1000)
+	for i := range 1000 {
+		binary.LittleEndian.PutUint64(recs[24*i:], uint64(i))
+		binary.LittleEndian.PutUint64(recs[24*i+8:], uint64(1000+i))
+		binary.LittleEndian.PutUint32(recs[24*i+16:], uint32((i*7+3)%1000))
+	}
+	return [][]byte{recs, make([]byte, 8*64)}
+}
+
+func u32(v uint32) []byte { return binary.LittleEndian.AppendUint32(nil, v) }
+
+func TestRun(t *testing.T) {
+	tests := []struct {
+		name    string
+		handler string
+		req     []byte
+		want    clientrun.Stats
+	}{
+		{"merged declaration", "pair", u32(10), clientrun.Stats{RoundTrips: 1, Declared: 2, BytesRead: 3*24 + 24}},
+		// rec 5 is declared; its next (38) and that one's (269) are extra
+		// reads of 512 bytes each.
+		{"follow", "follow", u32(5), clientrun.Stats{RoundTrips: 3, Declared: 1, ExtraReads: 2, BytesRead: 24 + 512 + 512}},
+		{"no declaration", "plain", u32(3), clientrun.Stats{RoundTrips: 1, ExtraReads: 1, BytesRead: 512}},
+		{"read at the region's end", "plain", u32(999), clientrun.Stats{RoundTrips: 1, ExtraReads: 1, BytesRead: 16}},
+		{"access function fails", "checked", u32(5000), clientrun.Stats{AccessFailed: true}},
+		{"access function succeeds", "checked", u32(4), clientrun.Stats{RoundTrips: 1, Declared: 1, BytesRead: 24}},
+		{"atomics", "bump", append(u32(3), make([]byte, 12)...), clientrun.Stats{RoundTrips: 3, Declared: 1, Atomics: 2, BytesRead: 8}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := clientruntest.NewTwin(unitObject(t), unitRegions(), clientrun.Config{FetchSize: 512}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := w.Call(context.Background(), clientrun.Call{Handler: tc.handler, Request: tc.req})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.AtClient {
+				t.Fatal("not run at the client")
+			}
+			if res.Client.Stats != tc.want {
+				t.Errorf("stats %+v, want %+v", res.Client.Stats, tc.want)
+			}
+			if fs := w.Fetcher.Stats(); fs.RoundTrips != tc.want.RoundTrips || fs.Bytes != tc.want.BytesRead {
+				t.Errorf("the fetcher saw %+v", fs)
+			}
+		})
+	}
+}
+
+// The atomics are the node's: the client sees what FETCH-ADD and CAS
+// returned, and its later read of the word sees their result.
+func TestRunAtomics(t *testing.T) {
+	w, err := clientruntest.NewTwin(unitObject(t), unitRegions(), clientrun.Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct{ old, added, swapped, now uint64 }{
+		{10, 0, 10, 99}, {0, 99, 109, 109}, {119, 109, 119, 99}, {99, 99, 109, 109},
+	} {
+		req := append(u32(70), make([]byte, 4)...)
+		req = binary.LittleEndian.AppendUint64(req, tc.old)
+		res, err := w.Call(context.Background(), clientrun.Call{Handler: "bump", Request: req})
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		r := res.Client.Reply
+		if got := [3]uint64{le(r[0:]), le(r[8:]), le(r[16:])}; got != [3]uint64{tc.added, tc.swapped, tc.now} {
+			t.Errorf("call %d: reply %v, want %v", i, got, [3]uint64{tc.added, tc.swapped, tc.now})
+		}
+	}
+	if got := le(w.Client[1][8*6:]); got != 109 {
+		t.Errorf("counts[6] = %d at the client's node", got)
+	}
+	for i := range 3 {
+		res, err := w.Call(context.Background(), clientrun.Call{Handler: "inc", Request: u32(6)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := res.Client.Reply; le(r) != uint64(109+3*i) || le(r[8:]) != uint64(112+3*i) {
+			t.Errorf("inc %d: reply %x", i, r)
+		}
+	}
+}
+
+func le(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
+
+func TestRunRefused(t *testing.T) {
+	r, err := clientrun.New(unitObject(t), clientrun.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := clientruntest.NewMemFetcher(unitRegions()...)
+	_, err = r.Run(context.Background(), f, clientrun.Call{Handler: "store", Request: u32(1)})
+	var ne *clientrun.NotEligibleError
+	if !errors.As(err, &ne) || !strings.Contains(err.Error(), "handler store is not client-eligible: insn") || !strings.Contains(err.Error(), "store to region 1 (counts)") {
+		t.Errorf("store: %v", err)
+	}
+	if _, err := r.Run(context.Background(), f, clientrun.Call{Handler: "nope"}); err == nil || !strings.Contains(err.Error(), `no handler "nope"`) {
+		t.Errorf("unknown handler: %v", err)
+	}
+	if f.Stats().RoundTrips != 0 {
+		t.Errorf("refused runs fetched: %+v", f.Stats())
+	}
+	if err := r.Eligible("follow"); err != nil {
+		t.Errorf("Eligible(follow): %v", err)
+	}
+}
+
+// A failed fetch ends the run with a remote fault that wraps its error.
+func TestRunFetchError(t *testing.T) {
+	r, err := clientrun.New(unitObject(t), clientrun.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := clientruntest.NewMemFetcher(unitRegions()...)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = r.Run(ctx, f, clientrun.Call{Handler: "plain", Request: u32(1)})
+	if !errors.Is(err, vm.ErrRemote) || !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want a remote fault wrapping context.Canceled", err)
+	}
+	_, err = r.Run(ctx, f, clientrun.Call{Handler: "pair", Request: u32(1)})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "the declared reads of pair") {
+		t.Errorf("got %v, want the declared batch's error", err)
+	}
+}
+
+// Config.MaxBytes bounds what a run fetches: declared ranges past it are
+// left for the handler to read, and a read past it fails the run.
+func TestRunMaxBytes(t *testing.T) {
+	// follow: 24 declared bytes, 512 of the first link's, then the 8 it
+	// needs of the second (near the limit, only what the load needs): 544.
+	f := clientruntest.NewMemFetcher(unitRegions()...)
+	for _, tc := range []struct {
+		max  int
+		fail bool
+	}{{544, false}, {543, true}} {
+		r, err := clientrun.New(unitObject(t), clientrun.Config{FetchSize: 512, MaxBytes: tc.max})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := r.Run(context.Background(), f, clientrun.Call{Handler: "follow", Request: u32(5)})
+		want := clientrun.Stats{RoundTrips: 3, Declared: 1, ExtraReads: 2, BytesRead: 544}
+		if tc.fail {
+			if !errors.Is(err, clientrun.ErrFetchLimit) || !errors.Is(err, vm.ErrRemote) {
+				t.Fatalf("max %d: got %v, want ErrFetchLimit", tc.max, err)
+			}
+			want = clientrun.Stats{RoundTrips: 2, Declared: 1, ExtraReads: 1, BytesRead: 536}
+		} else if err != nil {
+			t.Fatalf("max %d: %v", tc.max, err)
+		}
+		if res.Stats != want {
+			t.Errorf("max %d: stats %+v, want %+v", tc.max, res.Stats, want)
+		}
+	}
+	r, err := clientrun.New(unitObject(t), clientrun.Config{FetchSize: 512, MaxBytes: 80})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Run(context.Background(), f, clientrun.Call{Handler: "pair", Request: u32(10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The 72 merged bytes fit; the range 90 records on does not, and the
+	// handler reads its 8 bytes of it when it needs them.
+	if want := (clientrun.Stats{RoundTrips: 2, Declared: 1, ExtraReads: 1, BytesRead: 72 + 8}); res.Stats != want {
+		t.Errorf("stats %+v, want %+v", res.Stats, want)
+	}
+}
