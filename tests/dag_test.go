@@ -71,6 +71,9 @@ var allowedImports = map[string][]string{
 	"internal/testing/testprog":    {"bytecode", "internal/bench/benchprog"},
 	"internal/testing/verifygen":   {"bytecode"},
 
+	// Where a message runs: the decision alone, shared by the node, the caller and the simulator.
+	"steer": {},
+
 	// Client-side execution.
 	"clientrun":               {"bytecode", "verifier", "vm"},
 	"clientrun/clientruntest": {"bytecode", "clientrun", "vm"},
