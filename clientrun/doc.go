@@ -4,9 +4,14 @@
 // FETCH-ADD and CAS (spec/client.md). It is the RDMA-style way of serving
 // a request, with the same handler that the node would run.
 //
-// A Runner is made from an object (New verifies it, never trusting it);
-// it runs the handlers the verifier calls client-eligible
-// (verifier.EntryReport.ClientEligible) and refuses the others. A run:
+// A Runner is made from an object and what the verifier of the node that
+// serves it proved of each handler (Proof: client eligibility,
+// verifier.EntryReport.ClientEligible, and the instruction bound), as the
+// node describes the installed program; it runs the handlers proved
+// client-eligible and refuses the others. It does not verify the object
+// itself, so that a caller links no verifier: its machine is checked, so
+// a lying object or proof makes a run fault and never reaches memory
+// outside it. A run:
 //
 //  1. runs the handler's access function, if it has one (a reads clause,
 //     spec/language.md), on the request: the ranges the handler declares
@@ -25,6 +30,7 @@
 // no network package; clientruntest has one over byte slices, for tests.
 // It never writes region memory but through the Fetcher's atomics.
 //
-// Where it sits: bytecode, verifier and vm below it; a caller's library
-// (its client, its steering between client, NIC and host) above.
+// Where it sits: bytecode and vm below it; a caller's library (host/peer:
+// its Fetcher over the network's verbs, its steering between client and
+// node) above. clientruntest verifies objects for tests (Proofs).
 package clientrun

@@ -74,7 +74,7 @@ func TestEligibleExamples(t *testing.T) {
 		"btree/btree.naam": {"lookup", "scan"},
 	}
 	for file, names := range want {
-		r, err := clientrun.New(exampleObject(t, file, nil), clientrun.Config{})
+		r, err := clientruntest.NewRunner(exampleObject(t, file, nil), clientrun.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

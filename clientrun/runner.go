@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"github.com/naam-project/naam/bytecode"
-	"github.com/naam-project/naam/verifier"
 	"github.com/naam-project/naam/vm"
 )
 
@@ -101,14 +100,33 @@ type Result struct {
 }
 
 // NotEligibleError says a handler cannot run at the client, and why
-// (verifier.EntryReport.ClientReason).
+// (Proof.ClientReason).
 type NotEligibleError struct {
 	Handler string
 	Reason  string
 }
 
 func (e *NotEligibleError) Error() string {
+	if e.Reason == "" {
+		return fmt.Sprintf("clientrun: handler %s is not client-eligible", e.Handler)
+	}
 	return fmt.Sprintf("clientrun: handler %s is not client-eligible: %s", e.Handler, e.Reason)
+}
+
+// Proof is what the verifier of the node that serves an object proved of
+// one of its handlers, as far as a run at the client needs it
+// (verifier.EntryReport): whether the handler is client-eligible, why not,
+// and its instruction bound. A Runner takes it on trust, from the node's
+// description of the installed program or from a verification of its own;
+// its machine is checked either way, so an object or a proof that lies can
+// make a run fault, never reach memory outside it or change a region but
+// by the Fetcher's atomics.
+type Proof struct {
+	ClientEligible bool
+	ClientReason   string
+	// MaxInsns bounds the handler's run and its access function's: the
+	// budget of each.
+	MaxInsns uint64
 }
 
 // Runner runs the client-eligible handlers of one object. It is safe for
@@ -116,34 +134,48 @@ func (e *NotEligibleError) Error() string {
 type Runner struct {
 	obj      *bytecode.Object
 	prog     *vm.Program
-	report   *verifier.Report
+	proofs   []Proof
 	cfg      Config
 	machines sync.Pool
 }
 
-// New verifies obj and prepares its handlers for runs at the client. The
-// object is not trusted: a rejection is the verifier's error.
-func New(obj *bytecode.Object, cfg Config) (*Runner, error) {
-	rep, err := verifier.VerifyObject(obj, verifier.Config{})
-	if err != nil {
-		return nil, err
+// New prepares obj's handlers for runs at the client; proofs[i] is what
+// was proved of obj.Handlers[i]. It checks the object's form
+// (bytecode.Object.Validate) and loads its code; it does not verify it
+// (package clientrun links no verifier): eligibility is the proofs'.
+func New(obj *bytecode.Object, proofs []Proof, cfg Config) (*Runner, error) {
+	if obj == nil {
+		return nil, errors.New("clientrun: nil object")
+	}
+	if err := obj.Validate(); err != nil {
+		return nil, fmt.Errorf("clientrun: %w", err)
+	}
+	if len(proofs) != len(obj.Handlers) {
+		return nil, fmt.Errorf("clientrun: %d proofs for an object with %d handlers", len(proofs), len(obj.Handlers))
+	}
+	budget := uint64(0)
+	for i, p := range proofs {
+		if p.ClientEligible && p.MaxInsns == 0 {
+			return nil, fmt.Errorf("clientrun: the proof of handler %s says it is client-eligible and gives no instruction bound", obj.Handlers[i].Name)
+		}
+		budget = max(budget, p.MaxInsns)
 	}
 	insns, err := obj.Insns()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("clientrun: %w", err)
 	}
 	prog, err := vm.Load(insns)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("clientrun: %w", err)
 	}
-	r := &Runner{obj: obj, prog: prog, report: rep, cfg: cfg.withDefaults()}
+	r := &Runner{obj: obj, prog: prog, proofs: slices.Clone(proofs), cfg: cfg.withDefaults()}
 	r.machines.New = func() any {
 		env := r.cfg.Env
 		if env == nil {
 			env = vm.NewLocalEnv(1, nil)
 		}
 		return &machine{
-			m:      vm.NewMachine(vm.Options{Budget: max(rep.MaxInsns, 1), Helpers: vm.ABIHelpers(refusing{env})}),
+			m:      vm.NewMachine(vm.Options{Budget: max(budget, 1), Helpers: vm.ABIHelpers(refusing{env})}),
 			reply:  alignedBuffer(r.cfg.ReplySize),
 			ranges: alignedBuffer(bytecode.MaxAccessRanges * bytecode.AccessRangeSize),
 		}
@@ -174,8 +206,8 @@ func (r *Runner) Object() *bytecode.Object { return r.obj }
 // Program returns the object's code as the runner loaded it.
 func (r *Runner) Program() *vm.Program { return r.prog }
 
-// Report returns the verifier's report of the object.
-func (r *Runner) Report() *verifier.Report { return r.report }
+// Proof returns what the runner was told of handler i of the object.
+func (r *Runner) Proof(i int) Proof { return r.proofs[i] }
 
 // Eligible returns nil if handler can run at the client, or why not: a
 // *NotEligibleError, or an error for a handler the object lacks.
@@ -189,8 +221,8 @@ func (r *Runner) handler(name string) (int, error) {
 	if i < 0 {
 		return 0, fmt.Errorf("clientrun: the object has no handler %q", name)
 	}
-	if e := r.report.Entries[i]; !e.ClientEligible {
-		return 0, &NotEligibleError{Handler: name, Reason: e.ClientReason}
+	if p := r.proofs[i]; !p.ClientEligible {
+		return 0, &NotEligibleError{Handler: name, Reason: p.ClientReason}
 	}
 	return i, nil
 }

@@ -185,7 +185,7 @@ func TestRunAtomics(t *testing.T) {
 func le(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
 
 func TestRunRefused(t *testing.T) {
-	r, err := clientrun.New(unitObject(t), clientrun.Config{})
+	r, err := clientruntest.NewRunner(unitObject(t), clientrun.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestRunRefused(t *testing.T) {
 
 // A failed fetch ends the run with a remote fault that wraps its error.
 func TestRunFetchError(t *testing.T) {
-	r, err := clientrun.New(unitObject(t), clientrun.Config{})
+	r, err := clientruntest.NewRunner(unitObject(t), clientrun.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestRunMaxBytes(t *testing.T) {
 		max  int
 		fail bool
 	}{{544, false}, {543, true}} {
-		r, err := clientrun.New(unitObject(t), clientrun.Config{FetchSize: 512, MaxBytes: tc.max})
+		r, err := clientruntest.NewRunner(unitObject(t), clientrun.Config{FetchSize: 512, MaxBytes: tc.max})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +253,7 @@ func TestRunMaxBytes(t *testing.T) {
 			t.Errorf("max %d: stats %+v, want %+v", tc.max, res.Stats, want)
 		}
 	}
-	r, err := clientrun.New(unitObject(t), clientrun.Config{FetchSize: 512, MaxBytes: 80})
+	r, err := clientruntest.NewRunner(unitObject(t), clientrun.Config{FetchSize: 512, MaxBytes: 80})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,8 +75,8 @@ var allowedImports = map[string][]string{
 	"steer": {},
 
 	// Client-side execution.
-	"clientrun":               {"bytecode", "verifier", "vm"},
-	"clientrun/clientruntest": {"bytecode", "clientrun", "vm"},
+	"clientrun":               {"bytecode", "vm"},
+	"clientrun/clientruntest": {"bytecode", "clientrun", "verifier", "vm"},
 
 	"tests": {},
 }

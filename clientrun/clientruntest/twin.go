@@ -47,7 +47,7 @@ func NewTwin(obj *bytecode.Object, regions [][]byte, cfg clientrun.Config, env v
 	if len(regions) != len(obj.Regions) {
 		return nil, fmt.Errorf("clientruntest: %d regions for an object with %d", len(regions), len(obj.Regions))
 	}
-	r, err := clientrun.New(obj, cfg)
+	r, err := NewRunner(obj, cfg)
 	if err != nil {
 		return nil, err
 	}
