@@ -419,10 +419,18 @@ func (s *Server) describe(tenant uint64, cursor uint64) ([]byte, nicrt.Status, s
 	return out, nicrt.StatusOK, ""
 }
 
+// programDesc describes p with what a caller needs to run its handlers
+// itself: the digest of its object, and each handler's client eligibility
+// from the verifier's report, with the object's bound, which bounds every
+// entry's run (the handler's and its access function's).
 func programDesc(p *nicrt.Program) wire.ProgramDesc {
-	d := wire.ProgramDesc{Program: p.ID, Source: p.Source}
-	for _, h := range p.Handlers() {
-		d.Handlers = append(d.Handlers, wire.HandlerDesc{Name: h.Name, ID: h.ID, Args: wireFields(h.Args), Results: wireFields(h.Results)})
+	d := wire.ProgramDesc{Program: p.ID, Source: p.Source, Digest: p.Digest}
+	for i, h := range p.Handlers() {
+		hd := wire.HandlerDesc{Name: h.Name, ID: h.ID, Args: wireFields(h.Args), Results: wireFields(h.Results)}
+		if rep := p.Report; rep != nil && i < len(rep.Entries) && rep.Entries[i].ClientEligible {
+			hd.Client, hd.MaxInsns = true, max(rep.MaxInsns, 1)
+		}
+		d.Handlers = append(d.Handlers, hd)
 	}
 	return d
 }

@@ -91,6 +91,14 @@ handler get(slot: u64) -> u64 {
 		if put.Name != "put" || fmt.Sprint(put.Args) != fmt.Sprint(want) || len(put.Results) != 2 || put.Results[1].Type != "bool" {
 			t.Fatalf("programs[%d].handlers[0] = %+v", i, put)
 		}
+		// What a caller needs to run get itself: the object's digest, and
+		// the verifier's word that get is client-eligible and put (a
+		// store) is not, with the bound.
+		prog, _ := tn.nic.Program(p.Program)
+		if get := p.Handlers[1]; p.Digest == 0 || p.Digest != prog.Digest || put.Client || put.MaxInsns != 0 ||
+			!get.Client || get.MaxInsns != prog.Report.MaxInsns {
+			t.Fatalf("programs[%d]: digest %x (installed %x), put %+v, get %+v", i, p.Digest, prog.Digest, put, get)
+		}
 		if got, err := anon.Call(ctx, tenantA, put.ID, make([]byte, 16)); !errors.Is(err, caller.ErrTimeout) {
 			t.Fatalf("a request to dst 0 ran: %x %v", got, err)
 		}

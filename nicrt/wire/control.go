@@ -192,6 +192,10 @@ type ProgramDesc struct {
 	Program  uint64        `msgpack:"program"` // id, for Uninstall
 	Source   string        `msgpack:"source"`  // the object's source file name
 	Handlers []HandlerDesc `msgpack:"handlers"`
+	// Digest is the program's digest (nicrt.ProgramDigest: of the object
+	// file), so that a caller holding an object knows it is the one
+	// installed; absent when 0.
+	Digest uint64 `msgpack:"digest,omitempty"`
 }
 
 // HandlerDesc is one handler with the layouts callers encode and decode
@@ -201,6 +205,14 @@ type HandlerDesc struct {
 	ID      uint32  `msgpack:"id"` // the Handler field of requests
 	Args    []Field `msgpack:"args"`
 	Results []Field `msgpack:"results"`
+	// Client says the node's verifier found the handler client-eligible
+	// (spec/client.md): a caller may run it itself, over one-sided verbs.
+	// Absent when false.
+	Client bool `msgpack:"client,omitempty"`
+	// MaxInsns is a verified bound of the handler's run and of its
+	// access function's (the object's), the budget of a run at the
+	// client; absent when 0.
+	MaxInsns uint64 `msgpack:"max_insns,omitempty"`
 }
 
 // Field is one field of a request payload or a reply, as in the object.
@@ -428,6 +440,9 @@ func (m *DescribeReply) validate() error {
 			}
 			if err := validFields(hf+".results", h.Results); err != nil {
 				return err
+			}
+			if h.Client && h.MaxInsns == 0 {
+				return controlErrorf(hf+".max_insns", "0 for a client-eligible handler (a run at the client needs the bound)")
 			}
 		}
 	}

@@ -35,7 +35,8 @@ func controlSamples() []Control {
 		&DescribeReply{Node: 7, Next: 2, Programs: []ProgramDesc{{Program: 3, Source: "kv.naam", Handlers: []HandlerDesc{
 			{Name: "get", ID: 16, Args: []Field{{"key", "u64", 0, 8}}, Results: []Field{{"len", "u32", 0, 4}, {"value", "[u8; 64]", 4, 64}}},
 			{Name: "nop", ID: 17},
-		}}}, Regions: []RegionDesc{{Name: "table", Region: 1, Key: 1 << 60, Size: 4096, Writable: true, Placement: PlacementNICMem}}},
+			{Name: "peek", ID: 18, Client: true, MaxInsns: 412},
+		}, Digest: 0x1234_5678_9abc_def0}}, Regions: []RegionDesc{{Name: "table", Region: 1, Key: 1 << 60, Size: 4096, Writable: true, Placement: PlacementNICMem}}},
 	}
 }
 
@@ -176,6 +177,7 @@ func TestControlReplyErrors(t *testing.T) {
 		{&StatsReply{Counters: []Counter{{"b", 1}, {"a", 1}}}, "stats.counters[1].name"},
 		{&StatsReply{Counters: []Counter{{"a", 1}, {"a", 2}}}, "stats.counters[1].name"},
 		{&StatsReply{More: true}, "stats.more"},
+		{&DescribeReply{Programs: []ProgramDesc{{Program: 1, Handlers: []HandlerDesc{{Name: "get", Client: true}}}}}, "describe.programs[0].handlers[0].max_insns"},
 	} {
 		out, err := AppendControl([]byte("keep"), tc.m)
 		checkError(t, err, tc.field, ErrControl)
