@@ -170,7 +170,8 @@ func (p *Peer) Install(ctx context.Context, obj *bytecode.Object) (Program, erro
 
 // InstallWith is Install with opts: opts.Regions links object regions to
 // the peer's registered regions of other names. It returns the program as
-// the peer then describes it.
+// the peer then describes it. The peer keeps obj, so that its
+// client-eligible handlers can run at the client (AddObject).
 func (p *Peer) InstallWith(ctx context.Context, obj *bytecode.Object, opts wire.InstallOptions) (Program, error) {
 	if err := p.usable(); err != nil {
 		return Program{}, err
@@ -179,6 +180,8 @@ func (p *Peer) InstallWith(ctx context.Context, obj *bytecode.Object, opts wire.
 	if err != nil {
 		return Program{}, p.err(fmt.Errorf("host: install on %v: %w", p.addr, err))
 	}
+	// The node accepted the object, so it is valid and its digest exists.
+	_ = p.keepObject(obj, opts)
 	if err := p.Refresh(ctx); err != nil {
 		return Program{}, err
 	}

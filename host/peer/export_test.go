@@ -1,6 +1,9 @@
 package peer
 
-import "github.com/naam-project/naam/nicrt/caller"
+import (
+	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/nicrt/caller"
+)
 
 // ClientOf is p's runtime client and tenant, for the benchmark that sets
 // Peer.Call beside the client's own call.
@@ -10,3 +13,8 @@ func ClientOf(p *Peer) (*caller.Client, uint32) { return p.cl, p.tenant }
 // call does.
 func Buffer(p *Peer) *[]byte       { return p.bufs.Get().(*[]byte) }
 func PutBuffer(p *Peer, b *[]byte) { p.bufs.Put(b) }
+
+func ObjectDigest(obj *bytecode.Object) uint64 {
+	d, _ := objectDigest(obj)
+	return d
+}

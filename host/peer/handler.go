@@ -19,7 +19,13 @@ type Handler struct {
 	ID        uint32 // the id requests name on that node
 	Args      []bytecode.Field
 	Results   []bytecode.Field
+	// ClientEligible says the node's verifier found the handler
+	// client-eligible (spec/client.md); MaxInsns is then its bound.
+	ClientEligible bool
+	MaxInsns       uint64
 
+	client        *clientProgram // nil: the handler cannot run at the client
+	place         *placeState
 	label         string // the program's name among the node's (bytecode.ProgramLabels)
 	args, results layout
 	argPlans      planCache
@@ -27,7 +33,7 @@ type Handler struct {
 }
 
 func newHandler(program, name string, id uint32, args, results []bytecode.Field) (*Handler, error) {
-	h := &Handler{Name: name, Program: program, ID: id, Args: args, Results: results}
+	h := &Handler{Name: name, Program: program, ID: id, Args: args, Results: results, place: newPlaceState()}
 	var err error
 	if h.args, err = parseLayout(args); err != nil {
 		return nil, fmt.Errorf("host: handler %s: args: %v", h, err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/clientrun"
 	"github.com/naam-project/naam/nicrt/caller"
 	"github.com/naam-project/naam/nicrt/transport"
 	"github.com/naam-project/naam/nicrt/wire"
@@ -23,15 +24,23 @@ import (
 type Peer struct {
 	addr   netip.AddrPort
 	tenant uint32
+	src    uint32 // the caller's node id
 	cl     *caller.Client
 	node   uint32 // the peer's node id
 
-	mu       sync.RWMutex
-	handlers map[string]*Handler // by name and by program.name; nil: ambiguous
-	all      []*Handler
-	programs []Program // by id
-	regions  map[string]wire.RegionDesc
-	refresh  sync.Mutex // one describe at a time
+	mu        sync.RWMutex
+	handlers  map[string]*Handler // by name and by program.name; nil: ambiguous
+	byID      map[uint32]*Handler
+	all       []*Handler
+	programs  []Program // by id
+	regions   map[string]wire.RegionDesc
+	described caller.Description           // the last description, for AddObject
+	objects   map[uint64]knownObject       // by digest: objects whose handlers may run at the client
+	runners   map[uint64]*clientrun.Runner // by digest
+	refresh   sync.Mutex                   // one describe at a time
+
+	placement atomic.Uint32 // a Placement, never PlaceDefault
+	runIDs    atomic.Uint64 // request ids of runs at the client
 
 	down   atomic.Bool
 	closed atomic.Bool
@@ -53,6 +62,12 @@ type Config struct {
 	// OnClose, if set, is called once, by Close, after the peer closed: a
 	// node that keeps one Peer per address forgets it there.
 	OnClose func(*Peer)
+	// Placement is where calls run (SetPlacement); PlaceDefault means
+	// AtNode.
+	Placement Placement
+	// WrapConn, if set, wraps the socket the calls go through (not the
+	// first describe's): a test's lossy link.
+	WrapConn func(transport.Conn) transport.Conn
 }
 
 // localFor is the address a socket to remote binds: loopback for a
@@ -81,6 +96,10 @@ func DialConfig(ctx context.Context, addr netip.AddrPort, cfg Config) (*Peer, er
 		if err != nil {
 			return nil, err
 		}
+		var tc transport.Conn = conn
+		if server != 0 && cfg.WrapConn != nil {
+			tc = cfg.WrapConn(conn)
+		}
 		ccfg := cfg.Client
 		ccfg.Node, ccfg.Server, ccfg.Keys = cfg.Node, server, cfg.Keys
 		// More patience than the runtime's defaults (8 tries, timeouts up
@@ -94,9 +113,9 @@ func DialConfig(ctx context.Context, addr netip.AddrPort, cfg Config) (*Peer, er
 		if ccfg.MaxTimeout == 0 {
 			ccfg.MaxTimeout = 250 * time.Millisecond
 		}
-		cl, err := caller.Dial(conn, addr, ccfg)
+		cl, err := caller.Dial(tc, addr, ccfg)
 		if err != nil {
-			conn.Close()
+			tc.Close()
 			return nil, err
 		}
 		return cl, nil
@@ -117,7 +136,8 @@ func DialConfig(ctx context.Context, addr netip.AddrPort, cfg Config) (*Peer, er
 	if err != nil {
 		return nil, fmt.Errorf("host: dial %v: %w", addr, err)
 	}
-	p := &Peer{addr: addr, tenant: cfg.Tenant, cl: cl, node: d.Node, onDone: cfg.OnClose}
+	p := &Peer{addr: addr, tenant: cfg.Tenant, src: cfg.Node, cl: cl, node: d.Node, onDone: cfg.OnClose}
+	p.SetPlacement(cfg.Placement)
 	p.bufs.New = func() any {
 		b := make([]byte, 0, 2*(wire.HeaderSize+wire.MaxPayload))
 		return &b
@@ -130,8 +150,17 @@ func DialConfig(ctx context.Context, addr netip.AddrPort, cfg Config) (*Peer, er
 }
 
 // load replaces what the peer knows of the node's programs and regions.
+// A handler that keeps its id keeps its placement counters; one whose
+// program the caller holds (AddObject) gets what runs it at the client.
 func (p *Peer) load(d caller.Description) error {
+	regions := map[string]wire.RegionDesc{}
+	for _, r := range d.Regions {
+		regions[r.Name] = r
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	handlers := map[string]*Handler{}
+	byID := map[uint32]*Handler{}
 	var all []*Handler
 	ids := make([]uint64, len(d.Programs))
 	sources := make([]string, len(d.Programs))
@@ -142,12 +171,21 @@ func (p *Peer) load(d caller.Description) error {
 	programs := make([]Program, len(d.Programs))
 	for i, prog := range d.Programs {
 		programs[i] = Program{ID: prog.Program, Source: prog.Source, Name: labels[i]}
+		cp := p.clientProgramFor(prog, regions)
 		for _, hd := range prog.Handlers {
 			h, err := newHandler(prog.Source, hd.Name, hd.ID, fieldsOf(hd.Args), fieldsOf(hd.Results))
 			if err != nil {
 				return err
 			}
 			h.ProgramID, h.label = prog.Program, labels[i]
+			h.ClientEligible, h.MaxInsns = hd.Client, hd.MaxInsns
+			if hd.Client && cp != nil {
+				h.client = cp
+			}
+			if old := p.byID[hd.ID]; old != nil && old.Name == h.Name && old.ProgramID == h.ProgramID {
+				h.place = old.place
+			}
+			byID[hd.ID] = h
 			programs[i].Handlers = append(programs[i].Handlers, h)
 			all = append(all, h)
 			for _, key := range []string{h.Name, h.String()} {
@@ -159,13 +197,7 @@ func (p *Peer) load(d caller.Description) error {
 			}
 		}
 	}
-	regions := map[string]wire.RegionDesc{}
-	for _, r := range d.Regions {
-		regions[r.Name] = r
-	}
-	p.mu.Lock()
-	p.handlers, p.all, p.programs, p.regions = handlers, all, programs, regions
-	p.mu.Unlock()
+	p.handlers, p.byID, p.all, p.programs, p.regions, p.described = handlers, byID, all, programs, regions, d
 	return nil
 }
 
@@ -320,15 +352,20 @@ func (p *Peer) CallHandler(ctx context.Context, h *Handler, args, result any) er
 	if err := p.usable(); err != nil {
 		return err
 	}
+	return p.callAt(ctx, h, args, result, p.decide(h, PlaceDefault))
+}
+
+// callAt is CallHandler with the placement decided.
+func (p *Peer) callAt(ctx context.Context, h *Handler, args, result any, d decision) error {
 	bp := p.bufs.Get().(*[]byte)
 	defer p.bufs.Put(bp)
 	payload, err := h.Encode((*bp)[:0], args)
 	if err != nil {
 		return err
 	}
-	reply, err := p.cl.AppendCall(ctx, payload[len(payload):], p.tenant, h.ID, payload)
+	reply, _, err := p.execAt(ctx, h, payload, payload[len(payload):], d)
 	if err != nil {
-		return p.err(callError(h, err))
+		return err
 	}
 	return h.Decode(reply, result)
 }
@@ -343,13 +380,12 @@ func (p *Peer) CallRaw(ctx context.Context, handler string, payload []byte) ([]b
 	if err := p.usable(); err != nil {
 		return nil, err
 	}
-	reply, err := p.cl.Call(ctx, p.tenant, h.ID, payload)
+	reply, _, err := p.exec(ctx, h, payload, nil, PlaceDefault)
 	if h2 := p.renamed(ctx, handler, h, err); h2 != nil {
-		h = h2
-		reply, err = p.cl.Call(ctx, p.tenant, h.ID, payload)
+		reply, _, err = p.exec(ctx, h2, payload, nil, PlaceDefault)
 	}
 	if err != nil {
-		return nil, p.err(callError(h, err))
+		return nil, err
 	}
 	return reply, nil
 }
@@ -360,6 +396,15 @@ func (p *Peer) CallRaw(ctx context.Context, handler string, payload []byte) ([]b
 func (p *Peer) CallID(ctx context.Context, id uint32, payload []byte) ([]byte, error) {
 	if err := p.usable(); err != nil {
 		return nil, err
+	}
+	if p.Placement() != AtNode {
+		p.mu.RLock()
+		h := p.byID[id]
+		p.mu.RUnlock()
+		if h != nil {
+			reply, _, err := p.exec(ctx, h, payload, nil, PlaceDefault)
+			return reply, err
+		}
 	}
 	reply, err := p.cl.Call(ctx, p.tenant, id, payload)
 	if err != nil {
@@ -408,6 +453,13 @@ func (p *Peer) Go(ctx context.Context, handler string, args, result any, done ch
 		c.finish(err)
 		return c
 	}
+	d := p.decide(h, PlaceDefault)
+	if d.at == AtClient || d.auto {
+		// A run at the client waits for its verbs, and Auto measures the
+		// call's time: on a goroutine of its own, placed once, here.
+		go func() { c.finish(p.callAt(ctx, h, args, result, d)) }()
+		return c
+	}
 	bp := p.bufs.Get().(*[]byte)
 	payload, err := h.Encode((*bp)[:0], args)
 	if err != nil {
@@ -424,7 +476,7 @@ func (p *Peer) Go(ctx context.Context, handler string, args, result any, done ch
 	})
 	p.bufs.Put(bp) // Go copied the payload
 	if errors.Is(err, caller.ErrNoCredits) {
-		go func() { c.finish(p.CallHandler(ctx, h, args, result)) }()
+		go func() { c.finish(p.callAt(ctx, h, args, result, d)) }()
 		return c
 	}
 	if err != nil {
