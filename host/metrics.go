@@ -159,6 +159,6 @@ func metricLabel(s string) string {
 // histograms, placement decisions, drops by reason, plus the Go runtime's.
 func (n *Node) MetricsHandler() http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(newCollector(n), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(newCollector(n), newCallerCollector(n), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
