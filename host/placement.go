@@ -18,3 +18,9 @@ const (
 // PlacementStats are one handler's placements at a caller
 // (peer.PlacementStats).
 type PlacementStats = peer.PlacementStats
+
+// CallInfo says where a call ran and its round trips (peer.CallInfo).
+type CallInfo = peer.CallInfo
+
+// ParsePlacement reads node, client or auto (peer.ParsePlacement).
+func ParsePlacement(s string) (Placement, error) { return peer.ParsePlacement(s) }

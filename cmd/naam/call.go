@@ -22,6 +22,7 @@ func newCallCmd() *cobra.Command {
 	var args []string
 	var raw string
 	var list bool
+	var pc callPlacement
 	cmd := &cobra.Command{
 		Use:   "call ADDR HANDLER",
 		Short: "Send one active message and print the decoded reply",
@@ -59,7 +60,7 @@ reserved code by name ("failed: index out of range (code 0x7fffff01)").
 				if list {
 					return listHandlers(cmd.OutOrStdout(), p)
 				}
-				return runCall(ctx, cmd.OutOrStdout(), p, pos[1], args, raw, out)
+				return runCall(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), p, pos[1], args, raw, out, &pc)
 			})
 		},
 	}
@@ -68,6 +69,7 @@ reserved code by name ("failed: index out of range (code 0x7fffff01)").
 	cmd.Flags().StringArrayVar(&args, "arg", nil, "an argument, name=value (repeatable)")
 	cmd.Flags().StringVar(&raw, "raw", "", "send this payload (hex) instead of --arg")
 	cmd.Flags().BoolVar(&list, "list", false, "list the node's handlers and their layouts")
+	pc.add(cmd)
 	return cmd
 }
 
@@ -91,7 +93,11 @@ func fieldList(fs []bytecode.Field) string {
 	return strings.Join(parts, ", ")
 }
 
-func runCall(ctx context.Context, w io.Writer, p *host.Peer, handler string, args []string, raw string, out outputFlag) error {
+func runCall(ctx context.Context, w, stderr io.Writer, p *host.Peer, handler string, args []string, raw string, out outputFlag, pc *callPlacement) error {
+	pl, err := pc.prepare(stderr, p)
+	if err != nil {
+		return err
+	}
 	h, err := p.Handler(ctx, handler)
 	if err != nil {
 		return nodeError(err)
@@ -122,7 +128,10 @@ func runCall(ctx context.Context, w io.Writer, p *host.Peer, handler string, arg
 			return nodeError(err)
 		}
 	}
-	reply, err := p.CallRaw(ctx, h.String(), payload)
+	if err := pc.check(h, pl); err != nil {
+		return err
+	}
+	reply, err := callPlaced(ctx, stderr, p, h, payload, pl)
 	if err != nil {
 		return nodeError(callFailure(h, err))
 	}
