@@ -48,6 +48,7 @@ type benchFlags struct {
 	background  int
 	rounds      int
 	modesSet    bool // --modes was given
+	placement   string
 }
 
 func newBenchCmd() *cobra.Command {
@@ -131,6 +132,7 @@ bar shows on a terminal (stderr).`,
 	fl.IntVar(&f.programs, "programs", 500, "offloads: distinct programs installed")
 	fl.IntVar(&f.tenants, "tenants", 100, "offloads: tenants the programs belong to (round robin)")
 	fl.IntVar(&f.background, "background", 0, "offloads: calls kept in flight to the programs' run handlers while the probe is measured")
+	fl.StringVar(&f.placement, "placement", "", "kv: run the handlers at each placement instead of --modes: client, node, auto or all (bench_placement.go)")
 	fl.IntVar(&f.rounds, "rounds", 3, "offloads: rounds of (1 program, all programs); --duration and --ops are each phase's total over the rounds")
 	return cmd
 }
@@ -183,6 +185,12 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 	wcfg := workload.Config{
 		Mix: mix, Keys: dist, Records: f.records, ValueSize: f.valueSize,
 		Clients: f.clients, Outstanding: f.outstanding, Ops: f.ops, Duration: f.duration, Seed: f.seed,
+	}
+	if f.placement != "" {
+		if workloadName != "kv" || f.modesSet || f.against != "" {
+			return cli.Errorf(cli.ExitUsage, "--placement is kv's, and goes without --modes and --against")
+		}
+		return runKVPlacement(ctx, stdout, stderr, f, wcfg)
 	}
 
 	server, err := host.Start(host.Config{Name: "bench-server"})

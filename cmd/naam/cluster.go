@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/examples/call"
 	"github.com/naam-project/naam/examples/chase"
 	"github.com/naam-project/naam/examples/kv"
@@ -17,6 +18,7 @@ import (
 // kvService is a KV table served by a node, with the clients of every
 // mode, from one caller node.
 type kvService struct {
+	obj   *bytecode.Object // what the server installed, for runs at the client
 	cfg   kv.Config
 	table *kv.Table
 	peer  *host.Peer
@@ -59,7 +61,7 @@ func startKV(ctx context.Context, server, caller *host.Node, records uint64, val
 	if err != nil {
 		return nil, err
 	}
-	return &kvService{cfg: cfg, table: table, peer: peer, ids: ids}, nil
+	return &kvService{obj: obj, cfg: cfg, table: table, peer: peer, ids: ids}, nil
 }
 
 // targets returns one workload target per client for mode am or rdma.

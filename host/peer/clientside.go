@@ -127,7 +127,8 @@ func (p *Peer) clientProgramFor(prog wire.ProgramDesc, regions map[string]wire.R
 	runner := p.runners[prog.Digest]
 	if runner == nil {
 		var err error
-		runner, err = clientrun.New(ko.obj, proofs, clientrun.Config{ReplySize: wire.MaxPayload})
+		// A fetch past the declared ranges brings one READ's worth.
+		runner, err = clientrun.New(ko.obj, proofs, clientrun.Config{FetchSize: rangeChunk, ReplySize: wire.MaxPayload})
 		if err != nil {
 			return nil
 		}

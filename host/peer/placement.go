@@ -83,6 +83,13 @@ const (
 	placeAlpha = 0.125
 	// placeProbeEvery sends one call in that many to the other option.
 	placeProbeEvery = 64
+	// placeMargin is the hysteresis: the other option must be estimated
+	// that much cheaper before Auto moves (steer.Config.Margin).
+	placeMargin = 0.3
+	// placeClip bounds a sample at that many times the estimate, so that
+	// one call stuck behind a scheduling pause does not move the choice;
+	// a lasting rise still passes in a few samples.
+	placeClip = 3
 )
 
 // placeState is one handler's placement at this caller: Auto's chooser
@@ -99,7 +106,7 @@ type placeState struct {
 }
 
 func newPlaceState() *placeState {
-	return &placeState{chooser: steer.NewChooser(steer.Config{ProbeEvery: placeProbeEvery})}
+	return &placeState{chooser: steer.NewChooser(steer.Config{Margin: placeMargin, ProbeEvery: placeProbeEvery})}
 }
 
 // decide is where h's next call runs, given pl (PlaceDefault: the peer's).
@@ -173,12 +180,20 @@ func (st *placeState) measured(at Placement, start time.Time, rounds int, err er
 	ns := float64(time.Since(start))
 	st.mu.Lock()
 	if at == AtClient {
-		st.client.Add(ns, placeAlpha)
+		addClipped(&st.client, ns)
 		st.rounds.Add(float64(rounds), placeAlpha)
 	} else {
-		st.node.Add(ns, placeAlpha)
+		addClipped(&st.node, ns)
 	}
 	st.mu.Unlock()
+}
+
+// addClipped folds sample x into e, at most placeClip times its value.
+func addClipped(e *steer.EWMA, x float64) {
+	if v, ok := e.Value(); ok {
+		x = min(x, placeClip*v)
+	}
+	e.Add(x, placeAlpha)
 }
 
 // exec runs h with payload where pl places it; a reply at the node is

@@ -1,0 +1,295 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"text/tabwriter"
+
+	"github.com/naam-project/naam/examples/kv"
+	"github.com/naam-project/naam/host"
+	"github.com/naam-project/naam/internal/bench/workload"
+	"github.com/naam-project/naam/internal/cli"
+)
+
+// The placements naam bench kv --placement runs. The caller chooses
+// between running a handler itself (client) and sending it to the node
+// (node: the node places it on its NIC or host cores); auto chooses per
+// message. Forcing the node's NIC or its host cores (host, nic) needs the
+// NIC model to take a forced placement, which it does not yet.
+var benchPlacements = []string{"client", "node", "auto"}
+
+// placementModes reads --placement: one placement, or all of them.
+func placementModes(s string) ([]string, error) {
+	switch s {
+	case "all":
+		return benchPlacements, nil
+	case "host", "nic":
+		return nil, cli.Errorf(cli.ExitUsage, "--placement %s: forcing the node's NIC or host cores is not available yet; the placements are client, node, auto and all", s)
+	}
+	for _, m := range benchPlacements {
+		if m == s {
+			return []string{s}, nil
+		}
+	}
+	return nil, cli.Errorf(cli.ExitUsage, "--placement %q: want client, node, auto or all", s)
+}
+
+// placementMode is one placement's line of the JSON document: the
+// workload's fields, and where the GETs ran.
+type placementMode struct {
+	workload.ModeResult
+	Gets             uint64  `json:"gets"`
+	RoundTripsPerGet float64 `json:"round_trips_per_get"`
+	// AtClient and AtNode count the GETs by where they ran; Probes and
+	// Switches are auto's.
+	AtClient uint64 `json:"gets_at_client"`
+	AtNode   uint64 `json:"gets_at_node"`
+	Probes   uint64 `json:"probes"`
+	Switches uint64 `json:"switches"`
+}
+
+// placementResult is naam bench kv --placement's JSON document.
+type placementResult struct {
+	Workload string          `json:"workload"`
+	Modes    []placementMode `json:"modes"`
+	// The check: a YCSB run of CheckOps operations, one at a time, in
+	// which every GET ran at the client and then at the node; Mismatches
+	// counts those whose replies (or errors) differed.
+	CheckOps              uint64  `json:"client_check_ops"`
+	CheckGets             uint64  `json:"client_check_gets"`
+	Mismatches            uint64  `json:"client_mismatches"`
+	CheckRoundTripsPerGet float64 `json:"client_check_round_trips_per_get"`
+}
+
+// placementCheckOps is the length of the check run.
+const placementCheckOps = 2000
+
+// runKVPlacement is naam bench kv --placement: the kv handlers, called
+// through the host library at each placement in turn, each with a peer
+// of its own (fresh steering state).
+func runKVPlacement(ctx context.Context, stdout, stderr io.Writer, f benchFlags, wcfg workload.Config) error {
+	modes, err := placementModes(f.placement)
+	if err != nil {
+		return err
+	}
+	server, err := host.Start(host.Config{Name: "bench-server"})
+	if err != nil {
+		return err
+	}
+	defer server.Close()
+	client, err := host.Start(host.Config{Name: "bench-client"})
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	s, err := startKV(ctx, server, client, f.records, f.valueSize)
+	if err != nil {
+		return &cli.ExitError{Code: 1, Err: fmt.Errorf("kv: %w", err)}
+	}
+	title := fmt.Sprintf("kv ycsb-%s %s, %d records, %d-byte values, by placement", strings.ToLower(wcfg.Mix.Name), wcfg.Keys.Name, f.records, f.valueSize)
+	dial := func(pl host.Placement) (*host.Peer, *host.Handler, error) {
+		p, err := host.Dial(ctx, server.Addr().String(), 0, nil, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := p.AddObject(s.obj, s.cfg.InstallOptions()); err != nil {
+			p.Close()
+			return nil, nil, err
+		}
+		get, err := p.Handler(ctx, kv.HandlerGet)
+		if err == nil && !get.CanRunAtClient() {
+			err = fmt.Errorf("the kv GET cannot run at the client (client-eligible: %v)", get.ClientEligible)
+		}
+		if err != nil {
+			p.Close()
+			return nil, nil, err
+		}
+		p.SetPlacement(pl)
+		return p, get, nil
+	}
+
+	var runs []workload.ModeRun
+	var lines []placementMode
+	for _, mode := range modes {
+		pl, _ := host.ParsePlacement(mode)
+		p, get, err := dial(pl)
+		if err != nil {
+			return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %w", mode, err)}
+		}
+		pc := &placedCaller{p: p}
+		ts := make([]workload.Target, f.clients)
+		for i := range ts {
+			ts[i] = placedTarget{c: kv.NewClient(pc, s.cfg, s.ids), pc: pc}
+		}
+		st, err := runMode(ctx, stderr, mode, wcfg, ts, f.progress)
+		ps := get.PlacementStats()
+		p.Close()
+		if err != nil {
+			return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %w", mode, err)}
+		}
+		if st.Errors > 0 {
+			return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %d of %d operations failed; the first: %v", mode, st.Errors, st.Errors+st.Ops, st.FirstError)}
+		}
+		runs = append(runs, workload.ModeRun{Mode: mode, Stats: st})
+		line := placementMode{
+			ModeResult: st.ModeResult(mode), Gets: pc.gets.Load(),
+			AtClient: ps.Client, AtNode: ps.Node, Probes: ps.Probes, Switches: ps.Switches,
+		}
+		if line.Gets > 0 {
+			line.RoundTripsPerGet = float64(pc.getRounds.Load()) / float64(line.Gets)
+		}
+		lines = append(lines, line)
+	}
+
+	res := placementResult{Workload: title, Modes: lines, CheckOps: placementCheckOps}
+	p, get, err := dial(host.AtNode)
+	if err != nil {
+		return &cli.ExitError{Code: 1, Err: fmt.Errorf("check: %w", err)}
+	}
+	ck := &checkTarget{p: p, get: get, put: kv.NewClient(&placedCaller{p: p}, s.cfg, s.ids)}
+	ccfg := wcfg
+	ccfg.Clients, ccfg.Outstanding, ccfg.Ops, ccfg.Duration = 1, 1, placementCheckOps, 0
+	st, err := workload.Run(ctx, ccfg, []workload.Target{ck})
+	p.Close()
+	if err != nil {
+		return &cli.ExitError{Code: 1, Err: fmt.Errorf("check: %w", err)}
+	}
+	if st.Errors > 0 {
+		return &cli.ExitError{Code: 1, Err: fmt.Errorf("check: %d of %d operations failed; the first: %v", st.Errors, st.Errors+st.Ops, st.FirstError)}
+	}
+	res.CheckGets, res.Mismatches = ck.gets, ck.mismatches
+	if ck.gets > 0 {
+		res.CheckRoundTripsPerGet = float64(ck.rounds) / float64(ck.gets)
+	}
+
+	if f.plot != "" {
+		if err := workload.WriteFigure(f.plot, title, runs); err != nil {
+			return &cli.ExitError{Code: 1, Err: fmt.Errorf("--plot: %w", err)}
+		}
+	}
+	if f.json {
+		if err := printJSON(stdout, res); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "%s; %d clients × %d in flight\n\n", title, f.clients, f.outstanding)
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "placement\tops\tops/s\tp50 µs\tp99 µs\tround trips/GET\tGETs at client\tat node\tprobes\tswitches\t")
+		for i, m := range lines {
+			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.1f\t%.1f\t%.2f\t%d\t%d\t%d\t%d\t\n", m.Mode, runs[i].Stats.Ops, m.OpsPerSec, m.P50us, m.P99us,
+				m.RoundTripsPerGet, m.AtClient, m.AtNode, m.Probes, m.Switches)
+		}
+		tw.Flush()
+		fmt.Fprintf(stdout, "\ncheck: %d operations one at a time, %d GETs run at the client and at the node: %d mismatches, %.2f round trips per GET at the client\n",
+			res.CheckOps, res.CheckGets, res.Mismatches, res.CheckRoundTripsPerGet)
+	}
+	if res.Mismatches > 0 {
+		return &cli.ExitError{Code: 1, Err: fmt.Errorf("check: %d of %d GETs at the client differed from the node's", res.Mismatches, res.CheckGets)}
+	}
+	return nil
+}
+
+// placedCaller is call.Caller over a peer, at the peer's placement; it
+// counts the GETs' round trips (the runs at the client's READs).
+type placedCaller struct {
+	p               *host.Peer
+	gets, getRounds atomic.Uint64
+	byID            atomic.Pointer[map[uint32]*host.Handler]
+}
+
+// roundsKey carries an operation's round-trip counter in its context.
+type roundsKey struct{}
+
+func (c *placedCaller) handler(id uint32) *host.Handler {
+	m := c.byID.Load()
+	if m == nil || (*m)[id] == nil {
+		hs := map[uint32]*host.Handler{}
+		for _, h := range c.p.Handlers() {
+			hs[h.ID] = h
+		}
+		c.byID.Store(&hs)
+		m = &hs
+	}
+	return (*m)[id]
+}
+
+// Call implements call.Caller.
+func (c *placedCaller) Call(ctx context.Context, id uint32, payload []byte) ([]byte, error) {
+	h := c.handler(id)
+	if h == nil {
+		return c.p.CallID(ctx, id, payload)
+	}
+	reply, info, err := c.p.CallPlaced(ctx, h, payload, host.PlaceDefault)
+	if n, ok := ctx.Value(roundsKey{}).(*int); ok {
+		*n += info.RoundTrips
+	}
+	return reply, err
+}
+
+// placedTarget is a kv client whose calls go through a placedCaller.
+type placedTarget struct {
+	c  *kv.Client
+	pc *placedCaller
+}
+
+// Get implements workload.Target: the round trips are the run's, a run
+// at the client counting its READs.
+func (t placedTarget) Get(ctx context.Context, key uint64) (int, error) {
+	var n int
+	_, err := t.c.Get(context.WithValue(ctx, roundsKey{}, &n), kv.KeyOf(key))
+	if err == nil || errors.Is(err, kv.ErrNotFound) {
+		t.pc.gets.Add(1)
+		t.pc.getRounds.Add(uint64(n))
+	}
+	return n, err
+}
+
+// Put implements workload.Target (a PUT stores: it runs at the node).
+func (t placedTarget) Put(ctx context.Context, key uint64, value []byte) (int, error) {
+	var n int
+	_, err := t.c.Put(context.WithValue(ctx, roundsKey{}, &n), kv.KeyOf(key), value)
+	return n, err
+}
+
+// checkTarget runs every GET at the client and then at the node and
+// compares what they gave; it is used by one worker (no locking).
+type checkTarget struct {
+	p                        *host.Peer
+	get                      *host.Handler
+	put                      *kv.Client
+	gets, mismatches, rounds uint64
+}
+
+func (t *checkTarget) Get(ctx context.Context, key uint64) (int, error) {
+	req := kv.AppendGet(nil, kv.KeyOf(key))
+	atClient, info, errClient := t.p.CallPlaced(ctx, t.get, req, host.AtClient)
+	atNode, _, errNode := t.p.CallPlaced(ctx, t.get, req, host.AtNode)
+	t.gets++
+	t.rounds += uint64(info.RoundTrips)
+	if info.Placement != host.AtClient || !bytes.Equal(atClient, atNode) || !sameError(errClient, errNode) {
+		t.mismatches++
+	}
+	return info.RoundTrips + 1, nil
+}
+
+func (t *checkTarget) Put(ctx context.Context, key uint64, value []byte) (int, error) {
+	rep, err := t.put.Put(ctx, kv.KeyOf(key), value)
+	return rep.RoundTrips, err
+}
+
+// sameError: both nil, or the same handler error (code and site).
+func sameError(a, b error) bool {
+	var ha, hb *host.HandlerError
+	switch {
+	case a == nil || b == nil:
+		return a == nil && b == nil
+	case errors.As(a, &ha) && errors.As(b, &hb):
+		return *ha == *hb
+	}
+	return false
+}
