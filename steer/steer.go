@@ -54,6 +54,18 @@ type Config struct {
 	// option's own replies (a caller's round trips to the node, say) does
 	// not go stale while it gets no traffic. 0 means 64; negative, never.
 	ProbeEvery int
+	// MinDwell is how many decisions the chooser keeps a choice after it
+	// switched, unless that option becomes unavailable: hysteresis in
+	// time, for estimates whose samples are noisy (latencies under
+	// load), which the margin alone would let flap. 0: none.
+	MinDwell int
+	// MaxDwell lets the dwell grow: a switch made within twice the dwell
+	// of the one before (the choice oscillates) doubles it, up to
+	// MaxDwell; a choice held for four times the dwell halves it, down to
+	// MinDwell. Two options that each look cheaper while the load is on
+	// the other (a congestion game) then settle into long stays. 0 (or
+	// not above MinDwell): the dwell is MinDwell.
+	MaxDwell int
 }
 
 // DefaultMargin and DefaultProbeEvery are Config's defaults.
@@ -91,10 +103,19 @@ type Chooser struct {
 	has     bool
 	n       uint64
 	changes uint64
+	since   uint64 // c.n at the last switch
+	dwell   uint64 // decisions a choice is held after a switch now
 }
 
 // NewChooser returns a Chooser with cfg's settings.
-func NewChooser(cfg Config) *Chooser { return &Chooser{cfg: cfg.withDefaults()} }
+func NewChooser(cfg Config) *Chooser {
+	c := &Chooser{cfg: cfg.withDefaults()}
+	c.dwell = uint64(max(c.cfg.MinDwell, 0))
+	return c
+}
+
+// Dwell is how many decisions a choice is held after a switch now.
+func (c *Chooser) Dwell() uint64 { return c.dwell }
 
 // Current is the current choice, and whether there is one yet.
 func (c *Chooser) Current() (Location, bool) { return c.cur, c.has }
@@ -104,23 +125,29 @@ func (c *Chooser) Switches() uint64 { return c.changes }
 
 // Choose picks where the next message runs. With no option available it
 // returns ok false. The first decision takes the cheapest option; after
-// that the chooser stays unless another is cheaper by the margin, or the
-// current one became unavailable. Ties go to the lower Location.
+// that the chooser stays unless another is cheaper by the margin (and
+// MinDwell decisions passed since it last switched), or the current one
+// became unavailable. Ties go to the lower Location.
 func (c *Chooser) Choose(costs Costs) (d Decision, ok bool) {
 	best, second := cheapest(costs, NumLocations)
 	if math.IsInf(costs[best], 1) {
 		return Decision{}, false
 	}
 	c.n++
+	held := c.n - c.since
+	if minDwell := uint64(max(c.cfg.MinDwell, 0)); c.changes > 0 && held > 4*c.dwell && c.dwell > minDwell {
+		c.dwell, c.since = max(c.dwell/2, minDwell), c.n
+	}
 	switch {
 	case !c.has:
 		c.cur, c.has = best, true
-	case math.IsInf(costs[c.cur], 1) || costs[best] < costs[c.cur]*(1-c.cfg.Margin):
-		if best != c.cur {
-			c.cur = best
-			c.changes++
-			d.Switched = true
+	case math.IsInf(costs[c.cur], 1):
+		c.switchTo(best, &d)
+	case costs[best] < costs[c.cur]*(1-c.cfg.Margin) && (c.changes == 0 || held > c.dwell):
+		if c.changes > 0 && held <= 2*c.dwell && c.cfg.MaxDwell > c.cfg.MinDwell {
+			c.dwell = min(max(2*c.dwell, 1), uint64(c.cfg.MaxDwell))
 		}
+		c.switchTo(best, &d)
 	}
 	d.Location = c.cur
 	if c.cfg.ProbeEvery > 0 && c.n%uint64(c.cfg.ProbeEvery) == 0 {
@@ -133,6 +160,15 @@ func (c *Chooser) Choose(costs Costs) (d Decision, ok bool) {
 		}
 	}
 	return d, true
+}
+
+func (c *Chooser) switchTo(l Location, d *Decision) {
+	if l != c.cur {
+		c.cur = l
+		c.changes++
+		c.since = c.n
+		d.Switched = true
+	}
 }
 
 // cheapest returns the cheapest option and the cheapest after it, skipping

@@ -43,6 +43,69 @@ func TestChooserHysteresis(t *testing.T) {
 	}
 }
 
+// TestChooserDwell: after a switch the choice holds for MinDwell
+// decisions, however cheap the other option looks, unless the current
+// one becomes unavailable.
+func TestChooserDwell(t *testing.T) {
+	c := NewChooser(Config{ProbeEvery: -1, MinDwell: 3})
+	steps := []struct {
+		costs Costs
+		want  Location
+	}{
+		{Costs{10, 1, Unavailable}, NIC},
+		{Costs{1, 10, Unavailable}, Client}, // the first switch is not held back
+		{Costs{10, 1, Unavailable}, Client}, // 1 decision after it
+		{Costs{10, 1, Unavailable}, Client},
+		{Costs{10, 1, Unavailable}, Client}, // 3
+		{Costs{10, 1, Unavailable}, NIC},
+		{Costs{Unavailable, 1, 5}, NIC},
+		{Costs{Unavailable, Unavailable, 5}, Host}, // unavailable: at once
+	}
+	for i, s := range steps {
+		d, _ := c.Choose(s.costs)
+		if d.Location != s.want {
+			t.Errorf("step %d: %v, want %v", i, d.Location, s.want)
+		}
+	}
+	if c.Switches() != 3 {
+		t.Errorf("%d switches, want 3", c.Switches())
+	}
+}
+
+// TestChooserDwellGrows: switches that follow each other within twice
+// the dwell double it, up to MaxDwell; a long stay halves it again.
+func TestChooserDwellGrows(t *testing.T) {
+	c := NewChooser(Config{ProbeEvery: -1, MinDwell: 2, MaxDwell: 8})
+	a, b := Costs{1, 10, Unavailable}, Costs{10, 1, Unavailable}
+	c.Choose(a)
+	c.Choose(b) // the first switch
+	var dwells []uint64
+	for range 40 {
+		// The cheaper option is always the other one: the worst case.
+		if loc, _ := c.Current(); loc == Client {
+			c.Choose(b)
+		} else {
+			c.Choose(a)
+		}
+		dwells = append(dwells, c.Dwell())
+	}
+	if c.Dwell() != 8 {
+		t.Errorf("dwell %d after oscillating, want 8: %v", c.Dwell(), dwells)
+	}
+	switches := c.Switches()
+	loc, _ := c.Current()
+	same := a
+	if loc == NIC {
+		same = b
+	}
+	for range 4*8 + 1 {
+		c.Choose(same)
+	}
+	if c.Dwell() != 4 || c.Switches() != switches {
+		t.Errorf("dwell %d after a long stay, want 4; %d switches, want %d", c.Dwell(), c.Switches(), switches)
+	}
+}
+
 func TestChooserNothingAvailable(t *testing.T) {
 	c := NewChooser(Config{})
 	if _, ok := c.Choose(Costs{Unavailable, Unavailable, Unavailable}); ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -78,18 +79,19 @@ type CallInfo struct {
 
 // Steering parameters of Auto.
 const (
-	// placeAlpha is the weight of a new sample in the completion times
-	// Auto compares (an EWMA, as a round-trip estimator's 1/8).
-	placeAlpha = 0.125
+	// placeTau is the time constant of the completion times Auto
+	// compares: a sample weighs by the time since the option's previous
+	// one (1 − e^(−dt/τ)), so that a pause that delays every call in
+	// flight at once moves the estimate as one sample, not as many as were
+	// in flight, and a lasting change shows within tens of milliseconds.
+	placeTau = 20 * time.Millisecond
 	// placeProbeEvery sends one call in that many to the other option.
 	placeProbeEvery = 64
 	// placeMargin is the hysteresis: the other option must be estimated
 	// that much cheaper before Auto moves (steer.Config.Margin).
 	placeMargin = 0.3
-	// placeClip bounds a sample at that many times the estimate, so that
-	// one call stuck behind a scheduling pause does not move the choice;
-	// a lasting rise still passes in a few samples.
-	placeClip = 3
+	// placeDwell is how many calls Auto keeps a choice after a switch.
+	placeDwell = 4 * placeProbeEvery
 )
 
 // placeState is one handler's placement at this caller: Auto's chooser
@@ -101,12 +103,15 @@ type placeState struct {
 	node    steer.EWMA // ns of a call at the node
 	client  steer.EWMA // ns of a run at the client
 	rounds  steer.EWMA // round trips of a run at the client
+	// lastNode and lastClient are when each estimate took its last
+	// sample.
+	lastNode, lastClient time.Time
 
 	atNode, atClient, auto, probes, notAtClient, clientRoundTrips atomic.Uint64
 }
 
 func newPlaceState() *placeState {
-	return &placeState{chooser: steer.NewChooser(steer.Config{Margin: placeMargin, ProbeEvery: placeProbeEvery})}
+	return &placeState{chooser: steer.NewChooser(steer.Config{Margin: placeMargin, ProbeEvery: placeProbeEvery, MinDwell: placeDwell})}
 }
 
 // decide is where h's next call runs, given pl (PlaceDefault: the peer's).
@@ -177,23 +182,28 @@ func (st *placeState) measured(at Placement, start time.Time, rounds int, err er
 	if err != nil && !errors.As(err, &he) {
 		return
 	}
-	ns := float64(time.Since(start))
+	now := time.Now()
+	ns := float64(now.Sub(start))
 	st.mu.Lock()
 	if at == AtClient {
-		addClipped(&st.client, ns)
-		st.rounds.Add(float64(rounds), placeAlpha)
+		alpha := addTimed(&st.client, &st.lastClient, ns, now)
+		st.rounds.Add(float64(rounds), alpha)
 	} else {
-		addClipped(&st.node, ns)
+		addTimed(&st.node, &st.lastNode, ns, now)
 	}
 	st.mu.Unlock()
 }
 
-// addClipped folds sample x into e, at most placeClip times its value.
-func addClipped(e *steer.EWMA, x float64) {
-	if v, ok := e.Value(); ok {
-		x = min(x, placeClip*v)
+// addTimed folds sample x, taken at now, into e with the weight of the
+// time since the last one (placeTau), and returns that weight.
+func addTimed(e *steer.EWMA, last *time.Time, x float64, now time.Time) float64 {
+	alpha := 1.0
+	if !last.IsZero() {
+		alpha = -math.Expm1(-float64(now.Sub(*last)) / float64(placeTau))
 	}
-	e.Add(x, placeAlpha)
+	*last = now
+	e.Add(x, alpha)
+	return alpha
 }
 
 // exec runs h with payload where pl places it; a reply at the node is
