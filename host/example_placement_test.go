@@ -11,14 +11,10 @@ import (
 	"github.com/naam-project/naam/nicrt/wire"
 )
 
-// A caller that holds the installed object runs the handlers that only
-// read (and use atomics) itself, over one-sided READs: the RDMA-style
-// way, with no one-sided client of its own.
-func ExamplePeer_SetPlacement() {
-	srv, client, peer := server()
-	defer srv.Close()
-	defer client.Close()
-	ctx := context.Background()
+// serverWithObject is server with the peer given the object the server
+// installed.
+func serverWithObject() (srv, client *host.Node, peer *host.Peer) {
+	srv, client, peer = server()
 	obj, err := compiler.Compile(lang.NewFileSet(), "counter.naam", []byte(counterSource))
 	if err != nil {
 		log.Fatal(err)
@@ -26,6 +22,17 @@ func ExamplePeer_SetPlacement() {
 	if err := peer.AddObject(obj, wire.InstallOptions{}); err != nil {
 		log.Fatal(err)
 	}
+	return srv, client, peer
+}
+
+// A caller that holds the installed object runs the handlers that only
+// read (and use atomics) itself, over one-sided READs: the RDMA-style
+// way, with no one-sided client of its own.
+func ExamplePeer_SetPlacement() {
+	srv, client, peer := serverWithObject()
+	defer srv.Close()
+	defer client.Close()
+	ctx := context.Background()
 	peer.SetPlacement(host.AtClient)
 	var v uint64
 	// add stores: it cannot run at the client, and runs at the node.
@@ -49,17 +56,10 @@ func ExamplePeer_SetPlacement() {
 // CallPlaced places one call and says where it ran; Auto chooses per
 // call between the node and the client by their measured times.
 func ExamplePeer_CallPlaced() {
-	srv, client, peer := server()
+	srv, client, peer := serverWithObject()
 	defer srv.Close()
 	defer client.Close()
 	ctx := context.Background()
-	obj, err := compiler.Compile(lang.NewFileSet(), "counter.naam", []byte(counterSource))
-	if err != nil {
-		log.Fatal(err)
-	}
-	if err := peer.AddObject(obj, wire.InstallOptions{}); err != nil {
-		log.Fatal(err)
-	}
 	read, err := peer.Handler(ctx, "read")
 	if err != nil {
 		log.Fatal(err)

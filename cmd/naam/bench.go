@@ -186,11 +186,8 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 		Mix: mix, Keys: dist, Records: f.records, ValueSize: f.valueSize,
 		Clients: f.clients, Outstanding: f.outstanding, Ops: f.ops, Duration: f.duration, Seed: f.seed,
 	}
-	if f.placement != "" {
-		if workloadName != "kv" || f.modesSet || f.against != "" {
-			return cli.Errorf(cli.ExitUsage, "--placement is kv's, and goes without --modes and --against")
-		}
-		return runKVPlacement(ctx, stdout, stderr, f, wcfg)
+	if f.placement != "" && (workloadName != "kv" || f.modesSet || f.against != "") {
+		return cli.Errorf(cli.ExitUsage, "--placement is kv's, and goes without --modes and --against")
 	}
 
 	server, err := host.Start(host.Config{Name: "bench-server"})
@@ -203,6 +200,9 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 		return err
 	}
 	defer client.Close()
+	if f.placement != "" {
+		return runKVPlacement(ctx, stdout, stderr, f, wcfg, server, client)
+	}
 
 	var title string
 	var targets func(mode string) ([]workload.Target, func(), error)

@@ -72,21 +72,11 @@ const placementCheckOps = 2000
 // runKVPlacement is naam bench kv --placement: the kv handlers, called
 // through the host library at each placement in turn, each with a peer
 // of its own (fresh steering state).
-func runKVPlacement(ctx context.Context, stdout, stderr io.Writer, f benchFlags, wcfg workload.Config) error {
+func runKVPlacement(ctx context.Context, stdout, stderr io.Writer, f benchFlags, wcfg workload.Config, server, client *host.Node) error {
 	modes, err := placementModes(f.placement)
 	if err != nil {
 		return err
 	}
-	server, err := host.Start(host.Config{Name: "bench-server"})
-	if err != nil {
-		return err
-	}
-	defer server.Close()
-	client, err := host.Start(host.Config{Name: "bench-client"})
-	if err != nil {
-		return err
-	}
-	defer client.Close()
 	s, err := startKV(ctx, server, client, f.records, f.valueSize)
 	if err != nil {
 		return &cli.ExitError{Code: 1, Err: fmt.Errorf("kv: %w", err)}
