@@ -9,7 +9,6 @@ import (
 
 	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/internal/cli"
-	"github.com/naam-project/naam/nicrt/wire"
 )
 
 // callPlacement is naam call's --placement and --object: where the call
@@ -49,7 +48,7 @@ func (c *callPlacement) prepare(stderr io.Writer, p *host.Peer) (host.Placement,
 	if err != nil {
 		return 0, err
 	}
-	if err := p.AddObject(obj, wire.InstallOptions{}); err != nil {
+	if err := p.AddObject(obj, host.InstallOptions{}); err != nil {
 		return 0, cli.Errorf(cli.ExitUsage, "--object: %w", err)
 	}
 	return pl, nil
