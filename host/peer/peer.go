@@ -392,19 +392,18 @@ func (p *Peer) CallRaw(ctx context.Context, handler string, payload []byte) ([]b
 
 // CallID runs the handler with node-wide id on the peer, with payload as
 // the request, and returns a copy of the reply: for callers that looked
-// the id up once (Handler) and encode themselves.
+// the id up once (Handler) and encode themselves. A handler the peer
+// described runs where the placement puts it.
 func (p *Peer) CallID(ctx context.Context, id uint32, payload []byte) ([]byte, error) {
 	if err := p.usable(); err != nil {
 		return nil, err
 	}
-	if p.Placement() != AtNode {
-		p.mu.RLock()
-		h := p.byID[id]
-		p.mu.RUnlock()
-		if h != nil {
-			reply, _, err := p.exec(ctx, h, payload, nil, PlaceDefault)
-			return reply, err
-		}
+	p.mu.RLock()
+	h := p.byID[id]
+	p.mu.RUnlock()
+	if h != nil {
+		reply, _, err := p.exec(ctx, h, payload, nil, PlaceDefault)
+		return reply, err
 	}
 	reply, err := p.cl.Call(ctx, p.tenant, id, payload)
 	if err != nil {
