@@ -63,6 +63,22 @@ func runCorpusAtClient(t *testing.T, p corpusProgram) (eligible, atomics int) {
 		atClient[h.name] = atClient[h.name] || res.AtClient
 		atomics += res.Client.Stats.Atomics
 	}
+	corpusCalls(p, seed, func() [][]byte { return w.Node }, call, true)
+	for _, h := range p.handlers {
+		if err := w.Runner.Eligible(h.name); err != nil {
+			t.Logf("%s: %v", h.name, err)
+		} else if !atClient[h.name] {
+			t.Errorf("%s is client-eligible but never ran at the client", h.name)
+		}
+	}
+	return len(atClient) - countFalse(atClient), atomics
+}
+
+// corpusCalls makes p's requests, in order: its edge cases, its extra
+// calls, its random requests from seed (regions: the reference state a
+// generator looks at), and the generic failures (a short request; with
+// shortReply, a short reply buffer).
+func corpusCalls(p corpusProgram, seed uint64, regions func() [][]byte, call func(h corpusHandler, req []byte, reply int), shortReply bool) {
 	for _, h := range p.handlers {
 		for _, req := range h.edges {
 			call(h, req, h.reply)
@@ -90,7 +106,7 @@ func runCorpusAtClient(t *testing.T, p corpusProgram) (eligible, atomics int) {
 		h := p.handlers[hi]
 		var req []byte
 		if h.gen != nil {
-			req = h.gen(rng, w.Node)
+			req = h.gen(rng, regions())
 		} else {
 			req = edgyBytes(rng, h.req)
 		}
@@ -101,18 +117,10 @@ func runCorpusAtClient(t *testing.T, p corpusProgram) (eligible, atomics int) {
 		if h.argsEnd > 0 {
 			call(h, bytes.Repeat([]byte{0x5a}, h.argsEnd-1), h.reply)
 		}
-		if h.reply > 0 {
+		if h.reply > 0 && shortReply {
 			call(h, make([]byte, h.req), h.reply-1)
 		}
 	}
-	for _, h := range p.handlers {
-		if err := w.Runner.Eligible(h.name); err != nil {
-			t.Logf("%s: %v", h.name, err)
-		} else if !atClient[h.name] {
-			t.Errorf("%s is client-eligible but never ran at the client", h.name)
-		}
-	}
-	return len(atClient) - countFalse(atClient), atomics
 }
 
 func countFalse(m map[string]bool) int {
