@@ -66,6 +66,11 @@ type Config struct {
 	// the other (a congestion game) then settle into long stays. 0 (or
 	// not above MinDwell): the dwell is MinDwell.
 	MaxDwell int
+	// ScaleProbes spaces the probes of an option estimated k times as
+	// costly as the current one k times wider (k rounded up, at most 4):
+	// probing an option that is far behind costs the most and tells the
+	// least.
+	ScaleProbes bool
 }
 
 // DefaultMargin and DefaultProbeEvery are Config's defaults.
@@ -105,6 +110,7 @@ type Chooser struct {
 	changes uint64
 	since   uint64 // c.n at the last switch
 	dwell   uint64 // decisions a choice is held after a switch now
+	probed  uint64 // c.n at the last probe
 }
 
 // NewChooser returns a Chooser with cfg's settings.
@@ -150,16 +156,25 @@ func (c *Chooser) Choose(costs Costs) (d Decision, ok bool) {
 		c.switchTo(best, &d)
 	}
 	d.Location = c.cur
-	if c.cfg.ProbeEvery > 0 && c.n%uint64(c.cfg.ProbeEvery) == 0 {
-		other := best
-		if other == c.cur {
-			other = second
-		}
-		if other != c.cur && !math.IsInf(costs[other], 1) {
-			d.Location, d.Probe = other, true
-		}
+	other := best
+	if other == c.cur {
+		other = second
+	}
+	if c.cfg.ProbeEvery > 0 && other != c.cur && !math.IsInf(costs[other], 1) && c.n-c.probed >= c.probeEvery(costs[other], costs[c.cur]) {
+		d.Location, d.Probe = other, true
+		c.probed = c.n
 	}
 	return d, true
+}
+
+// probeEvery is the decisions between probes of an option estimated to
+// cost other while the current one costs cur.
+func (c *Chooser) probeEvery(other, cur float64) uint64 {
+	every := uint64(c.cfg.ProbeEvery)
+	if c.cfg.ScaleProbes && cur > 0 && other > cur {
+		every *= uint64(min(math.Ceil(other/cur), 4))
+	}
+	return every
 }
 
 func (c *Chooser) switchTo(l Location, d *Decision) {

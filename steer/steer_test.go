@@ -106,6 +106,26 @@ func TestChooserDwellGrows(t *testing.T) {
 	}
 }
 
+// TestChooserScaleProbes: an option estimated k times as costly is
+// probed every k × ProbeEvery decisions (k at most 4).
+func TestChooserScaleProbes(t *testing.T) {
+	for _, tc := range []struct {
+		other float64
+		every int
+	}{{1.5, 8}, {3, 12}, {2.5, 12}, {100, 16}} {
+		c := NewChooser(Config{ProbeEvery: 4, ScaleProbes: true})
+		var at []int
+		for i := 1; i <= 3*tc.every; i++ {
+			if d, _ := c.Choose(Costs{Unavailable, 1, tc.other}); d.Probe {
+				at = append(at, i)
+			}
+		}
+		if len(at) != 3 || at[0] != tc.every || at[1] != 2*tc.every {
+			t.Errorf("other at %v: probes at %v, want every %d", tc.other, at, tc.every)
+		}
+	}
+}
+
 func TestChooserNothingAvailable(t *testing.T) {
 	c := NewChooser(Config{})
 	if _, ok := c.Choose(Costs{Unavailable, Unavailable, Unavailable}); ok {

@@ -85,7 +85,9 @@ const (
 	// flight at once moves the estimate as one sample, not as many as were
 	// in flight, and a lasting change shows within tens of milliseconds.
 	placeTau = 20 * time.Millisecond
-	// placeProbeEvery sends one call in that many to the other option.
+	// placeProbeEvery sends one call in that many to the other option,
+	// k times fewer when it is estimated k times as costly
+	// (steer.Config.ScaleProbes).
 	placeProbeEvery = 64
 	// placeMargin is the hysteresis: the other option must be estimated
 	// that much cheaper before Auto moves (steer.Config.Margin).
@@ -111,7 +113,7 @@ type placeState struct {
 }
 
 func newPlaceState() *placeState {
-	return &placeState{chooser: steer.NewChooser(steer.Config{Margin: placeMargin, ProbeEvery: placeProbeEvery, MinDwell: placeDwell})}
+	return &placeState{chooser: steer.NewChooser(steer.Config{Margin: placeMargin, ProbeEvery: placeProbeEvery, MinDwell: placeDwell, ScaleProbes: true})}
 }
 
 // decide is where h's next call runs, given pl (PlaceDefault: the peer's).
