@@ -85,6 +85,12 @@ const (
 	// flight at once moves the estimate as one sample, not as many as were
 	// in flight, and a lasting change shows within tens of milliseconds.
 	placeTau = 20 * time.Millisecond
+	// placeMaxWeight and placeClip bound what one sample does: at most
+	// that weight (the first after a silence would weigh most: after a
+	// pause), and at most placeClip times the estimate, so that a call
+	// stuck behind a stall does not move the choice.
+	placeMaxWeight = 0.125
+	placeClip      = 3
 	// placeProbeEvery sends one call in that many to the other option,
 	// k times fewer when it is estimated k times as costly
 	// (steer.Config.ScaleProbes).
@@ -197,11 +203,13 @@ func (st *placeState) measured(at Placement, start time.Time, rounds int, err er
 }
 
 // addTimed folds sample x, taken at now, into e with the weight of the
-// time since the last one (placeTau), and returns that weight.
+// time since the last one (placeTau; at most placeMaxWeight, x at most
+// placeClip times the estimate), and returns that weight.
 func addTimed(e *steer.EWMA, last *time.Time, x float64, now time.Time) float64 {
 	alpha := 1.0
-	if !last.IsZero() {
-		alpha = -math.Expm1(-float64(now.Sub(*last)) / float64(placeTau))
+	if v, ok := e.Value(); ok {
+		alpha = min(-math.Expm1(-float64(now.Sub(*last))/float64(placeTau)), placeMaxWeight)
+		x = min(x, placeClip*v)
 	}
 	*last = now
 	e.Add(x, alpha)
