@@ -116,6 +116,7 @@ type placeState struct {
 	lastNode, lastClient time.Time
 
 	atNode, atClient, auto, probes, notAtClient, clientRoundTrips atomic.Uint64
+	choice                                                        atomic.Uint32 // the chooser's current choice, a Placement (0: none yet)
 }
 
 func newPlaceState() *placeState {
@@ -149,13 +150,28 @@ func (p *Peer) decide(h *Handler, pl Placement) decision {
 		return decision{at: AtClient}
 	}
 	st.auto.Add(1)
-	st.mu.Lock()
+	// A call that finds the chooser busy takes its current choice rather
+	// than wait: with many calls in flight on few CPUs, waiting behind a
+	// holder that lost its CPU costs more than the decision is worth.
+	if !st.mu.TryLock() {
+		if at := Placement(st.choice.Load()); at == AtClient {
+			st.atClient.Add(1)
+			return decision{at: AtClient, auto: true}
+		}
+		st.atNode.Add(1)
+		return decision{at: AtNode, auto: true}
+	}
 	guess := p.rttGuess(st)
 	var costs steer.Costs
 	costs[steer.Host] = steer.Unavailable // the node is one option here: it places on its NIC or host itself
 	costs[steer.NIC] = st.node.Or(guess)
 	costs[steer.Client] = st.client.Or(st.rounds.Or(2) * guess)
 	d, _ := st.chooser.Choose(costs)
+	if cur, _ := st.chooser.Current(); cur == steer.Client {
+		st.choice.Store(uint32(AtClient))
+	} else {
+		st.choice.Store(uint32(AtNode))
+	}
 	st.mu.Unlock()
 	if d.Probe {
 		st.probes.Add(1)
@@ -185,14 +201,21 @@ func (p *Peer) rttGuess(st *placeState) float64 {
 
 // measured folds a call that Auto placed into its estimates: its
 // completion time, if it completed (a reply or the handler's own error).
-func (st *placeState) measured(at Placement, start time.Time, rounds int, err error) {
+func (st *placeState) measured(at Placement, probe bool, start time.Time, rounds int, err error) {
 	var he *HandlerError
 	if err != nil && !errors.As(err, &he) {
 		return
 	}
 	now := time.Now()
 	ns := float64(now.Sub(start))
-	st.mu.Lock()
+	// A probe's sample is the only news of its option: it waits for the
+	// lock. The chosen option's samples are many; one that finds the lock
+	// busy is dropped.
+	if probe {
+		st.mu.Lock()
+	} else if !st.mu.TryLock() {
+		return
+	}
 	if at == AtClient {
 		alpha := addTimed(&st.client, &st.lastClient, ns, now)
 		st.rounds.Add(float64(rounds), alpha)
@@ -243,7 +266,7 @@ func (p *Peer) execAt(ctx context.Context, h *Handler, payload, dst []byte, d de
 		reply, err = p.cl.AppendCall(ctx, dst, p.tenant, h.ID, payload)
 	}
 	if auto {
-		h.place.measured(at, start, info.RoundTrips, err)
+		h.place.measured(at, d.probe, start, info.RoundTrips, err)
 	}
 	if err != nil && at == AtNode {
 		err = p.err(callError(h, err))
