@@ -345,3 +345,32 @@ func TestPlacementExactlyOnce(t *testing.T) {
 		t.Errorf("no retransmissions: %+v", cs)
 	}
 }
+
+// TestPlacementGo: asynchronous calls run at the client too, each once.
+func TestPlacementGo(t *testing.T) {
+	n, _, obj := placedNode(t)
+	p := dialPlaced(t, n, obj, peer.Config{Placement: peer.AtClient})
+	ctx := testContext(t)
+	const calls = 200
+	done := make(chan *peer.Call, calls)
+	olds := make([]uint64, calls)
+	for i := range calls {
+		p.Go(ctx, "bump", bumpArgs{Slot: 5, By: 1}, &olds[i], done)
+	}
+	seen := map[uint64]bool{}
+	for range calls {
+		c := <-done
+		if c.Error != nil {
+			t.Fatal(c.Error)
+		}
+		v := *c.Result.(*uint64)
+		if seen[v] || v < 500 || v >= 500+calls {
+			t.Errorf("a call saw %d", v)
+		}
+		seen[v] = true
+	}
+	h, _ := p.Handler(ctx, "bump")
+	if s := h.PlacementStats(); s.Client != calls || s.Node != 0 {
+		t.Errorf("%+v", s)
+	}
+}
