@@ -109,11 +109,16 @@ func emitFinish(e *emitter, l layout, node uint32) {
 		asm.LSh.Imm(asm.R1, 24),
 		asm.Or.Imm(asm.R1, wire.Magic|wire.Version<<16),
 		asm.StoreMem(asm.R7, rep+0, asm.R1, asm.Word),
-		// flags 0, credits
+		// flags, credits
 		mapValue(asm.R1, mapConfig, cfgCredits),
 		asm.LoadMem(asm.R1, asm.R1, 0, asm.Word),
 		asm.And.Imm(asm.R1, 0xffff),
 		asm.LSh.Imm(asm.R1, 16),
+		// the request's retransmit flag, as the node's reply carries it
+		// (spec/wire.md, Flags)
+		asm.LoadMem(asm.R2, asm.R7, metaFlags, asm.Word),
+		asm.And.Imm(asm.R2, int32(wire.FlagRetransmit)),
+		asm.Or.Reg(asm.R1, asm.R2),
 		asm.StoreMem(asm.R7, rep+4, asm.R1, asm.Word),
 		asm.LoadMem(asm.R1, asm.R7, metaTenant, asm.Word),
 		asm.StoreMem(asm.R7, rep+8, asm.R1, asm.Word),
