@@ -394,9 +394,10 @@ func dispatcher(l layout, c Config) (asm.Instructions, error) {
 		asm.Add.Imm(asm.R2, int32(l.scrRep)),
 		asm.Call.Label(fnTx),
 		asm.JEq.Imm(asm.R0, xdpTx, resent),
+		asm.JEq.Imm(asm.R0, xdpPass, passTo(ctrPassTailroom)),
 	)
 	e.count(ctrDropTx, asm.R1)
-	e.add(asm.Return())
+	e.add(asm.Mov.Imm(asm.R0, xdpDrop), asm.Return())
 	e.label(resent)
 	e.count(ctrCacheHits, asm.R1)
 	e.add(asm.Return())

@@ -97,6 +97,7 @@ func emitFinish(e *emitter, l layout, node uint32) {
 	const nSlot, typeSlot, actSlot = -8, -16, -24
 	rep := int16(l.scrRep)
 	noCache, replyCtr, sent, errReply := e.fresh("fin_nocache"), e.fresh("fin_count"), e.fresh("fin_sent"), e.fresh("fin_err")
+	tx, txFailed := e.fresh("fin_tx"), e.fresh("fin_txfail")
 	e.label(fnFinish)
 	e.add(
 		asm.Mov.Reg(asm.R6, asm.R1),
@@ -163,8 +164,11 @@ func emitFinish(e *emitter, l layout, node uint32) {
 		asm.FnProbeReadKernel.Call(),
 		asm.StoreMem(asm.R9, slotLen, asm.R8, asm.Word),
 		asm.StoreImm(asm.R9, slotState, SlotCached, asm.Word),
+		asm.Ja.Label(tx),
 	)
 	e.label(noCache)
+	e.add(asm.Mov.Imm(asm.R9, 0)) // r9: the slot when the reply is cached, else 0
+	e.label(tx)
 	e.add(
 		asm.Mov.Reg(asm.R1, asm.R6),
 		asm.Mov.Reg(asm.R2, asm.R7),
@@ -173,7 +177,15 @@ func emitFinish(e *emitter, l layout, node uint32) {
 		asm.Call.Label(fnTx),
 		asm.StoreMem(asm.R10, actSlot, asm.R0, asm.DWord),
 		asm.JEq.Imm(asm.R0, xdpTx, sent),
+		// No room for the reply in the frame: a cached reply goes up
+		// with the request, which the node answers from the cache.
+		asm.JNE.Imm(asm.R0, xdpPass, txFailed),
+		asm.JEq.Imm(asm.R9, 0, txFailed),
 	)
+	e.count(ctrPassTailroom, asm.R1)
+	e.add(asm.Ja.Label(replyCtr))
+	e.label(txFailed)
+	e.add(asm.Mov.Imm(asm.R0, xdpDrop), asm.StoreMem(asm.R10, actSlot, asm.R0, asm.DWord))
 	e.count(ctrDropTx, asm.R1)
 	e.add(asm.Ja.Label(replyCtr))
 	e.label(sent)
@@ -193,7 +205,7 @@ func emitFinish(e *emitter, l layout, node uint32) {
 }
 
 func emitTx(e *emitter) {
-	drop := e.fresh("tx_drop")
+	drop, noRoom := e.fresh("tx_drop"), e.fresh("tx_noroom")
 	ip, udp := int16(offIP), int16(offUDP)
 	e.label(fnTx)
 	e.add(
@@ -209,7 +221,7 @@ func emitTx(e *emitter) {
 		asm.Sub.Reg(asm.R2, asm.R3),
 		asm.Mov.Reg(asm.R1, asm.R6),
 		asm.FnXdpAdjustTail.Call(),
-		asm.JNE.Imm(asm.R0, 0, drop),
+		asm.JNE.Imm(asm.R0, 0, noRoom),
 		asm.Mov.Reg(asm.R1, asm.R6),
 		asm.Mov.Imm(asm.R2, offWire),
 		asm.Mov.Reg(asm.R3, asm.R7),
@@ -292,6 +304,10 @@ func emitTx(e *emitter) {
 	)
 	e.label(drop)
 	e.add(asm.Mov.Imm(asm.R0, xdpDrop), asm.Return())
+	// The frame cannot grow to the reply (the driver's tail room): it is
+	// unchanged, and passes up, where the node sends the cached reply.
+	e.label(noRoom)
+	e.add(asm.Mov.Imm(asm.R0, xdpPass), asm.Return())
 }
 
 func emitCsum(e *emitter) {

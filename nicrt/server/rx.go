@@ -20,6 +20,7 @@ type rxQueue struct {
 	tx    *transport.TxQueue
 	ps    []transport.Packet
 	slots []*inflight // slots[i].buf is ps[i].Buf
+	front []byte      // a reply read from the Front's cache
 }
 
 // take gives slot i of the queue a fresh inflight and its buffer.
@@ -155,6 +156,7 @@ type routed struct {
 	key     peerKey        // the window it belongs to
 	replyTo transport.Addr // where its reply goes
 	relay   bool           // replyTo is the forwarding node's, which passes the reply on
+	shared  bool           // claimed in the Front's window too: its end goes there
 }
 
 // route reads pkt's route prefixes, if it has any: which window the
@@ -192,10 +194,18 @@ func (q *rxQueue) route(pkt *wire.Packet, from transport.Addr) (routed, bool) {
 func (q *rxQueue) admit(pkt *wire.Packet, rt *routed) (*peer, bool) {
 	s := q.s
 	id := pkt.RequestID
+	if s.cfg.Front != nil && rt.key.kind == peerDirect {
+		goOn, shared := q.frontAdmit(pkt, rt)
+		if !goOn {
+			return nil, false
+		}
+		rt.shared = shared
+	}
 	var pr *peer
 	for {
 		if pr = s.peer(rt.key); pr == nil {
 			s.ctr.peersFull.Add(1)
+			q.frontAbandon(pkt, rt)
 			return nil, false
 		}
 		pr.mu.Lock()
@@ -208,6 +218,7 @@ func (q *rxQueue) admit(pkt *wire.Packet, rt *routed) (*peer, bool) {
 	if pr.hasFloor && id <= pr.floor {
 		pr.mu.Unlock()
 		s.ctr.replaysEvicted.Add(1)
+		q.frontAbandon(pkt, rt)
 		return nil, false
 	}
 	switch pr.win.Observe(id) {
@@ -223,6 +234,7 @@ func (q *rxQueue) admit(pkt *wire.Packet, rt *routed) (*peer, bool) {
 		pr.mu.Unlock()
 		s.ctr.replaysTooOld.Add(1)
 	}
+	q.frontAbandon(pkt, rt)
 	return nil, false
 }
 
@@ -278,6 +290,7 @@ func (q *rxQueue) duplicate(pr *peer, slot *cacheSlot, id uint64, rt *routed) {
 func (q *rxQueue) dispatch(in *inflight, pkt *wire.Packet, rt *routed, pr *peer) (handed bool) {
 	s := q.s
 	in.peer, in.addr, in.relay, in.hdr, in.oneway = pr, rt.replyTo, rt.relay, pkt.Header, rt.key.kind == peerOneWay
+	in.shared = rt.shared
 	s.inflight.Add(1)
 	if pkt.Type == wire.TypeControl {
 		s.ctr.control.Add(1)
