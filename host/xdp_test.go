@@ -1,7 +1,10 @@
+//go:build linux
+
 package host_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,12 +12,14 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/compiler"
@@ -22,6 +27,7 @@ import (
 	"github.com/naam-project/naam/examples/kv"
 	"github.com/naam-project/naam/examples/kv/kvnode"
 	"github.com/naam-project/naam/host"
+	"github.com/naam-project/naam/host/peer"
 	"github.com/naam-project/naam/internal/testing/netns"
 	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/nicrt"
@@ -403,6 +409,29 @@ func TestXDPNodeOneWindow(t *testing.T) {
 	if got := serverCounter(n, "server.requests"); got != requests+1 {
 		t.Fatalf("user-space requests %d after the duplicate, want %d", got, requests+1)
 	}
+
+	// The stats op (naam stats) shows the tier's counters.
+	key, err := wire.NewKeyAlg(wire.MACSipHash128, xdpSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs []nicrt.Counter
+	if err := x.pair.Run(1, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		p, err := peer.DialConfig(ctx, n.Addr(), peer.Config{Node: 8, Tenant: xdpTenant, Keys: wire.KeyMap{xdpTenant: key}})
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		cs, err = p.Stats(ctx, "xdp.")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if counter(cs, "xdp.runs") == 0 || counter(cs, "xdp.pass.handler") == 0 || counter(cs, "xdp.handlers") == 0 {
+		t.Fatalf("stats op: xdp counters %v", cs)
+	}
 }
 
 // TestXDPUnavailable: a node asked for the tier where it cannot run does
@@ -413,4 +442,44 @@ func TestXDPUnavailable(t *testing.T) {
 		t.Fatalf("Start with XDP on a missing interface: %v, want ErrXDPUnavailable", err)
 	}
 	t.Log(err)
+}
+
+// TestXDPWithoutPrivilege: without the capabilities BPF and XDP need (a
+// thread of this root process that dropped them all), Start fails and
+// says so.
+func TestXDPWithoutPrivilege(t *testing.T) {
+	if os.Geteuid() != 0 {
+		_, err := host.Start(host.Config{XDP: "lo"})
+		if !errors.Is(err, host.ErrXDPUnavailable) {
+			t.Fatalf("Start with XDP without root: %v, want ErrXDPUnavailable", err)
+		}
+		return
+	}
+	errc := make(chan error, 1)
+	go func() {
+		// The thread ends with the goroutine, locked: its lost
+		// capabilities never serve another.
+		runtime.LockOSThread()
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var none [2]unix.CapUserData
+		if err := unix.Capset(&hdr, &none[0]); err != nil {
+			errc <- fmt.Errorf("capset: %w", err)
+			return
+		}
+		n, err := host.Start(host.Config{XDP: "lo"})
+		if err == nil {
+			n.Close()
+			errc <- errors.New("Start with XDP and no capabilities started")
+			return
+		}
+		if !errors.Is(err, host.ErrXDPUnavailable) {
+			errc <- fmt.Errorf("Start with XDP and no capabilities: %w, want ErrXDPUnavailable", err)
+			return
+		}
+		t.Log(err)
+		errc <- nil
+	}()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
 }
