@@ -483,3 +483,82 @@ func TestXDPWithoutPrivilege(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestXDPNodeWireInstall: a region registered and a program installed
+// over the wire at a node with the tier are served in XDP at once; an
+// uninstall takes the handlers out of it.
+func TestXDPNodeWireInstall(t *testing.T) {
+	x := newXDPNodes(t)
+	n := x.kernel
+	key, err := wire.NewKeyAlg(wire.MACSipHash128, xdpSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := compileFile(t, "../tests/testdata/corpus/results.naam")
+	var single uint32
+	var prog uint64
+	if err := x.pair.Run(1, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		p, err := peer.DialConfig(ctx, n.Addr(), peer.Config{Node: 8, Tenant: xdpTenant, Keys: wire.KeyMap{xdpTenant: key}})
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		if err := p.Register(ctx, "wire-counter", 64, wire.RegionOptions{Writable: true}); err != nil {
+			return err
+		}
+		pr, err := p.Install(ctx, obj)
+		if err != nil {
+			return err
+		}
+		prog = pr.ID
+		for _, h := range pr.Handlers {
+			if h.Name == "single" {
+				single = h.ID
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	requests, runs := serverCounter(n, "server.requests"), counter(n.XDPCounters(), "xdp.runs")
+	got := x.send(n, single, 900, false, binary.LittleEndian.AppendUint32(nil, 20))
+	if got.Type != wire.TypeReply || binary.LittleEndian.Uint32(got.Payload) != 41 {
+		t.Fatalf("single(20): %v %x", got.Type, got.Payload)
+	}
+	if serverCounter(n, "server.requests") != requests || counter(n.XDPCounters(), "xdp.runs") != runs+1 {
+		t.Fatalf("a handler installed over the wire ran in user space (requests %d → %d, xdp runs %d → %d)",
+			requests, serverCounter(n, "server.requests"), runs, counter(n.XDPCounters(), "xdp.runs"))
+	}
+	var ref wire.RegionRef
+	for _, reg := range n.NIC().Regions(xdpTenant) {
+		if reg.Name == "wire-counter" {
+			ref = reg.Ref()
+		}
+	}
+	if got := x.send(n, nicrt.HandlerFetchAdd, 901, false, wire.AppendFetchAdd(nil, ref, 0, 1)); got.Type != wire.TypeReply {
+		t.Fatalf("FETCH-ADD on a region registered over the wire: %v %d", got.Type, got.Status)
+	}
+	if serverCounter(n, "server.requests") != requests || counter(n.XDPCounters(), "xdp.runs") != runs+2 {
+		t.Fatal("a verb on a region registered over the wire ran in user space")
+	}
+	if err := x.pair.Run(1, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		p, err := peer.DialConfig(ctx, n.Addr(), peer.Config{Node: 9, Tenant: xdpTenant, Keys: wire.KeyMap{xdpTenant: key}})
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		return p.Uninstall(ctx, prog)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := x.send(n, single, 902, false, binary.LittleEndian.AppendUint32(nil, 20)); got.Type != wire.TypeErrorReply {
+		t.Fatalf("single after uninstall: %v", got.Type)
+	}
+	if counter(n.XDPCounters(), "xdp.runs") != runs+2 {
+		t.Fatal("an uninstalled handler ran in XDP")
+	}
+}
