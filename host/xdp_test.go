@@ -333,6 +333,9 @@ func TestXDPNodeDifferential(t *testing.T) {
 		}
 	}
 	runs := counter(x.kernel.XDPCounters(), "xdp.runs")
+	t.Logf("XDP node: xdp.runs %d, xdp.replies %d, xdp.pass.tailroom %d, server.requests %d, server.front_cache_hits %d", runs,
+		counter(x.kernel.XDPCounters(), "xdp.replies"), counter(x.kernel.XDPCounters(), "xdp.pass.tailroom"),
+		serverCounter(x.kernel, "server.requests"), serverCounter(x.kernel, "server.front_cache_hits"))
 	if runs < uint64(n)*9/10 || serverCounter(x.kernel, "server.requests") > uint64(n)/10 {
 		t.Errorf("XDP node: %d runs in XDP, %d requests in user space, of %d", runs, serverCounter(x.kernel, "server.requests"), n)
 	}

@@ -205,7 +205,7 @@ func emitFinish(e *emitter, l layout, node uint32) {
 }
 
 func emitTx(e *emitter) {
-	drop, noRoom := e.fresh("tx_drop"), e.fresh("tx_noroom")
+	drop, noRoom, grown, noHead := e.fresh("tx_drop"), e.fresh("tx_noroom"), e.fresh("tx_grown"), e.fresh("tx_nohead")
 	ip, udp := int16(offIP), int16(offUDP)
 	e.label(fnTx)
 	e.add(
@@ -222,6 +222,9 @@ func emitTx(e *emitter) {
 		asm.Mov.Reg(asm.R1, asm.R6),
 		asm.FnXdpAdjustTail.Call(),
 		asm.JNE.Imm(asm.R0, 0, noRoom),
+	)
+	e.label(grown)
+	e.add(
 		asm.Mov.Reg(asm.R1, asm.R6),
 		asm.Mov.Imm(asm.R2, offWire),
 		asm.Mov.Reg(asm.R3, asm.R7),
@@ -304,9 +307,52 @@ func emitTx(e *emitter) {
 	)
 	e.label(drop)
 	e.add(asm.Mov.Imm(asm.R0, xdpDrop), asm.Return())
-	// The frame cannot grow to the reply (the driver's tail room): it is
-	// unchanged, and passes up, where the node sends the cached reply.
+	// No tail room for the reply (veth's frames from a local socket have
+	// little): grow the frame at its head instead, into the headroom every
+	// XDP driver gives (XDP_PACKET_HEADROOM, 256 bytes), and move the
+	// Ethernet, IP and UDP headers to the new start. delta = the growth,
+	// 1 … 1500 (else: pass).
 	e.label(noRoom)
+	e.add(
+		asm.LoadMem(asm.R2, asm.R6, 0, asm.Word),
+		asm.LoadMem(asm.R3, asm.R6, 4, asm.Word),
+		asm.Sub.Reg(asm.R3, asm.R2),
+		asm.Mov.Reg(asm.R2, asm.R8),
+		asm.Add.Imm(asm.R2, offWire),
+		asm.Sub.Reg(asm.R2, asm.R3),
+		asm.JSLT.Imm(asm.R2, 1, noHead),
+		asm.JSGT.Imm(asm.R2, 1500, noHead),
+		asm.StoreMem(asm.R10, -8, asm.R2, asm.DWord),
+		asm.Neg.Imm(asm.R2, 0),
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.FnXdpAdjustHead.Call(),
+		asm.JNE.Imm(asm.R0, 0, noHead),
+		asm.LoadMem(asm.R9, asm.R6, 0, asm.Word),
+		asm.LoadMem(asm.R3, asm.R6, 4, asm.Word),
+		asm.LoadMem(asm.R2, asm.R10, -8, asm.DWord),
+		asm.JSLT.Imm(asm.R2, 1, drop),
+		asm.JSGT.Imm(asm.R2, 1500, drop),
+		asm.Mov.Reg(asm.R4, asm.R9),
+		asm.Add.Reg(asm.R4, asm.R2),
+		asm.Mov.Reg(asm.R1, asm.R4),
+		asm.Add.Imm(asm.R1, offWire),
+		asm.JGT.Reg(asm.R1, asm.R3, drop),
+		asm.Mov.Reg(asm.R1, asm.R9),
+		asm.Add.Imm(asm.R1, offWire),
+		asm.JGT.Reg(asm.R1, asm.R3, drop),
+	)
+	// Forwards, 8 bytes at a time: the destination is before the source.
+	for off := int16(0); off+8 <= offWire; off += 8 {
+		e.add(asm.LoadMem(asm.R1, asm.R4, off, asm.DWord), asm.StoreMem(asm.R9, off, asm.R1, asm.DWord))
+	}
+	e.add(
+		asm.LoadMem(asm.R1, asm.R4, offWire-2, asm.Half),
+		asm.StoreMem(asm.R9, offWire-2, asm.R1, asm.Half),
+		asm.Ja.Label(grown),
+	)
+	// The frame is unchanged: it passes up, where the node sends the
+	// cached reply.
+	e.label(noHead)
 	e.add(asm.Mov.Imm(asm.R0, xdpPass), asm.Return())
 }
 
