@@ -34,6 +34,9 @@ import (
 
 const xdpTenant = 1
 
+// xdpNodeID has its high bit set: the tier compares 32-bit fields as such.
+const xdpNodeID = 0x9000_0064
+
 var xdpSecret = []byte("naam xdp integration test secret")
 
 // xdpNodes is a namespace pair with two nodes on side 0, one with the XDP
@@ -60,7 +63,7 @@ func newXDPNodes(t *testing.T) *xdpNodes {
 		var n *host.Node
 		err := p.Run(0, func() error {
 			var err error
-			n, err = host.Start(host.Config{Listen: netip.AddrPortFrom(p.Addr[0], uint16(port)).String(), ID: 100,
+			n, err = host.Start(host.Config{Listen: netip.AddrPortFrom(p.Addr[0], uint16(port)).String(), ID: xdpNodeID,
 				Secret: xdpSecret, MAC: wire.MACSipHash128, XDP: iface})
 			return err
 		})
@@ -108,7 +111,7 @@ func newXDPNodes(t *testing.T) *xdpNodes {
 // decoded reply.
 func (x *xdpNodes) send(n *host.Node, handler uint32, id uint64, retransmit bool, payload []byte) wire.Packet {
 	x.t.Helper()
-	h := wire.Header{Type: wire.TypeRequest, Tenant: xdpTenant, Handler: handler, RequestID: id, Src: 7, Dst: 100}
+	h := wire.Header{Type: wire.TypeRequest, Tenant: xdpTenant, Handler: handler, RequestID: id, Src: 7, Dst: xdpNodeID}
 	if retransmit {
 		h.Flags = wire.FlagRetransmit
 	}

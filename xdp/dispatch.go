@@ -86,7 +86,7 @@ func dispatcher(l layout, c Config) (asm.Instructions, error) {
 	if c.IP != [4]byte{} {
 		e.add(
 			asm.LoadMem(asm.R4, asm.R2, offIP+16, asm.Word),
-			asm.JNE.Imm(asm.R4, u32imm(binary.LittleEndian.Uint32(c.IP[:])), passTo(ctrPassNotNAAM)),
+			asm.JNE.Imm32(asm.R4, u32imm(binary.LittleEndian.Uint32(c.IP[:])), passTo(ctrPassNotNAAM)),
 		)
 	}
 	e.add(
@@ -189,7 +189,7 @@ func dispatcher(l layout, c Config) (asm.Instructions, error) {
 		asm.LoadMem(asm.R1, asm.R7, rq+3, asm.Byte),
 		asm.JNE.Imm(asm.R1, int32(wire.TypeRequest), passTo(ctrPassType)),
 		asm.LoadMem(asm.R1, asm.R7, rq+28, asm.Word),
-		asm.JNE.Imm(asm.R1, u32imm(c.Node), dropTo(ctrDropWrongDst)),
+		asm.JNE.Imm32(asm.R1, u32imm(c.Node), dropTo(ctrDropWrongDst)),
 		asm.LoadMem(asm.R1, asm.R7, rq+4, asm.Half),
 		asm.StoreMem(asm.R7, metaFlags, asm.R1, asm.Word),
 		asm.And.Imm(asm.R1, ^int32(wire.FlagRetransmit)),
