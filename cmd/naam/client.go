@@ -91,8 +91,12 @@ func (c *clientFlags) joinCluster(secret []byte) (*host.Node, error) {
 	}
 	var id [4]byte
 	rand.Read(id[:])
+	mac, err := parseMAC(c.mac)
+	if err != nil {
+		return nil, err
+	}
 	n, err := host.Start(host.Config{
-		Name: "naam-cli-" + hex.EncodeToString(id[:]), Tenant: c.tenant, Secret: secret,
+		Name: "naam-cli-" + hex.EncodeToString(id[:]), Tenant: c.tenant, Secret: secret, MAC: mac,
 		Gossip: gossip, Join: c.join, Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
