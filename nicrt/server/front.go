@@ -72,25 +72,26 @@ func (s *Server) Credits() uint16 { return s.credits() }
 // frontAdmit runs a caller stream's request through the front's window
 // before the server's own (admit). It reports whether the request goes
 // on to the server's window: claimed (shared marks it so), or answered
-// by the server before (FrontElsewhere: its window and cache say how);
-// the other verdicts are acted on here.
-func (q *rxQueue) frontAdmit(pkt *wire.Packet, rt *routed) (goOn, shared bool) {
+// by the server before (FrontElsewhere, answered: its reply cache
+// answers it, and it never runs again); the other verdicts are acted on
+// here.
+func (q *rxQueue) frontAdmit(pkt *wire.Packet, rt *routed) (goOn, shared, answered bool) {
 	s := q.s
 	v, ok := s.cfg.Front.Claim(pkt.Tenant, pkt.Src, pkt.RequestID)
 	if !ok {
-		return true, false
+		return true, false, false
 	}
 	switch v {
 	case FrontClaimed:
-		return true, true
+		return true, true, false
 	case FrontElsewhere:
-		return true, false
+		return true, false, true
 	case FrontCached:
 		var ok bool
 		q.front, ok = s.cfg.Front.Cached(q.front[:0], pkt.Tenant, pkt.Src, pkt.RequestID)
 		if !ok { // a newer id took the slot while it was read
 			s.ctr.replaysTooOld.Add(1)
-			return false, false
+			return false, false, false
 		}
 		// A first try comes up answered when the tier had no room for its
 		// reply in the frame (xdp.pass.tailroom): its reply as it is.
@@ -108,7 +109,7 @@ func (q *rxQueue) frontAdmit(pkt *wire.Packet, rt *routed) (goOn, shared bool) {
 	default: // FrontTooOld, FrontContended
 		s.ctr.replaysTooOld.Add(1)
 	}
-	return false, false
+	return false, false, false
 }
 
 // frontAbandon ends an id the Front's window claimed and the server's

@@ -157,6 +157,9 @@ type routed struct {
 	replyTo transport.Addr // where its reply goes
 	relay   bool           // replyTo is the forwarding node's, which passes the reply on
 	shared  bool           // claimed in the Front's window too: its end goes there
+	// answered: the Front's window says the server answered it before, so
+	// it must not run, whatever the server's own window says now.
+	answered bool
 }
 
 // route reads pkt's route prefixes, if it has any: which window the
@@ -195,11 +198,11 @@ func (q *rxQueue) admit(pkt *wire.Packet, rt *routed) (*peer, bool) {
 	s := q.s
 	id := pkt.RequestID
 	if s.cfg.Front != nil && rt.key.kind == peerDirect {
-		goOn, shared := q.frontAdmit(pkt, rt)
+		goOn, shared, answered := q.frontAdmit(pkt, rt)
 		if !goOn {
 			return nil, false
 		}
-		rt.shared = shared
+		rt.shared, rt.answered = shared, answered
 	}
 	var pr *peer
 	for {
@@ -223,6 +226,11 @@ func (q *rxQueue) admit(pkt *wire.Packet, rt *routed) (*peer, bool) {
 	}
 	switch pr.win.Observe(id) {
 	case wire.IDNew:
+		if rt.answered { // its state here was evicted since: it ran once
+			pr.mu.Unlock()
+			s.ctr.replaysUncached.Add(1)
+			return nil, false
+		}
 		slot := pr.slot(id)
 		slot.id, slot.state = id, slotRunning
 		pr.running++
