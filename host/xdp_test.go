@@ -154,6 +154,28 @@ func (x *xdpNodes) send(n *host.Node, handler uint32, id uint64, retransmit bool
 	return wire.Packet{}
 }
 
+// withPeer runs f with a peer of the node n dialed from side 1 as caller
+// node.
+func (x *xdpNodes) withPeer(n *host.Node, node uint32, f func(context.Context, *peer.Peer) error) {
+	x.t.Helper()
+	key, err := wire.NewKeyAlg(wire.MACSipHash128, xdpSecret)
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	if err := x.pair.Run(1, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		p, err := peer.DialConfig(ctx, n.Addr(), peer.Config{Node: node, Tenant: xdpTenant, Keys: wire.KeyMap{xdpTenant: key}})
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		return f(ctx, p)
+	}); err != nil {
+		x.t.Fatal(err)
+	}
+}
+
 func counter(cs []nicrt.Counter, name string) uint64 {
 	for _, c := range cs {
 		if c.Name == name {
@@ -408,24 +430,12 @@ func TestXDPNodeOneWindow(t *testing.T) {
 	}
 
 	// The stats op (naam stats) shows the tier's counters.
-	key, err := wire.NewKeyAlg(wire.MACSipHash128, xdpSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cs []nicrt.Counter
-	if err := x.pair.Run(1, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		p, err := peer.DialConfig(ctx, n.Addr(), peer.Config{Node: 8, Tenant: xdpTenant, Keys: wire.KeyMap{xdpTenant: key}})
-		if err != nil {
-			return err
-		}
-		defer p.Close()
+	x.withPeer(n, 8, func(ctx context.Context, p *peer.Peer) error {
+		var err error
 		cs, err = p.Stats(ctx, "xdp.")
 		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	if counter(cs, "xdp.runs") == 0 || counter(cs, "xdp.pass.handler") == 0 || counter(cs, "xdp.handlers") == 0 {
 		t.Fatalf("stats op: xdp counters %v", cs)
 	}
@@ -487,21 +497,10 @@ func TestXDPWithoutPrivilege(t *testing.T) {
 func TestXDPNodeWireInstall(t *testing.T) {
 	x := newXDPNodes(t)
 	n := x.kernel
-	key, err := wire.NewKeyAlg(wire.MACSipHash128, xdpSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
 	obj := compileFile(t, "../tests/testdata/corpus/results.naam")
 	var single uint32
 	var prog uint64
-	if err := x.pair.Run(1, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		p, err := peer.DialConfig(ctx, n.Addr(), peer.Config{Node: 8, Tenant: xdpTenant, Keys: wire.KeyMap{xdpTenant: key}})
-		if err != nil {
-			return err
-		}
-		defer p.Close()
+	x.withPeer(n, 8, func(ctx context.Context, p *peer.Peer) error {
 		if err := p.Register(ctx, "wire-counter", 64, wire.RegionOptions{Writable: true}); err != nil {
 			return err
 		}
@@ -516,9 +515,7 @@ func TestXDPNodeWireInstall(t *testing.T) {
 			}
 		}
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	requests, runs := serverCounter(n, "server.requests"), counter(n.XDPCounters(), "xdp.runs")
 	got := x.send(n, single, 900, false, binary.LittleEndian.AppendUint32(nil, 20))
 	if got.Type != wire.TypeReply || binary.LittleEndian.Uint32(got.Payload) != 41 {
@@ -540,18 +537,7 @@ func TestXDPNodeWireInstall(t *testing.T) {
 	if serverCounter(n, "server.requests") != requests || counter(n.XDPCounters(), "xdp.runs") != runs+2 {
 		t.Fatal("a verb on a region registered over the wire ran in user space")
 	}
-	if err := x.pair.Run(1, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		p, err := peer.DialConfig(ctx, n.Addr(), peer.Config{Node: 9, Tenant: xdpTenant, Keys: wire.KeyMap{xdpTenant: key}})
-		if err != nil {
-			return err
-		}
-		defer p.Close()
-		return p.Uninstall(ctx, prog)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	x.withPeer(n, 9, func(ctx context.Context, p *peer.Peer) error { return p.Uninstall(ctx, prog) })
 	if got := x.send(n, single, 902, false, binary.LittleEndian.AppendUint32(nil, 20)); got.Type != wire.TypeErrorReply {
 		t.Fatalf("single after uninstall: %v", got.Type)
 	}

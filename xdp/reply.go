@@ -219,6 +219,7 @@ func emitTx(e *emitter) {
 		asm.Mov.Reg(asm.R2, asm.R8),
 		asm.Add.Imm(asm.R2, offWire),
 		asm.Sub.Reg(asm.R2, asm.R3),
+		asm.StoreMem(asm.R10, -8, asm.R2, asm.DWord),
 		asm.Mov.Reg(asm.R1, asm.R6),
 		asm.FnXdpAdjustTail.Call(),
 		asm.JNE.Imm(asm.R0, 0, noRoom),
@@ -314,15 +315,9 @@ func emitTx(e *emitter) {
 	// 1 … 1500 (else: pass).
 	e.label(noRoom)
 	e.add(
-		asm.LoadMem(asm.R2, asm.R6, 0, asm.Word),
-		asm.LoadMem(asm.R3, asm.R6, 4, asm.Word),
-		asm.Sub.Reg(asm.R3, asm.R2),
-		asm.Mov.Reg(asm.R2, asm.R8),
-		asm.Add.Imm(asm.R2, offWire),
-		asm.Sub.Reg(asm.R2, asm.R3),
+		asm.LoadMem(asm.R2, asm.R10, -8, asm.DWord), // delta, as computed for the tail
 		asm.JSLT.Imm(asm.R2, 1, noHead),
 		asm.JSGT.Imm(asm.R2, 1500, noHead),
-		asm.StoreMem(asm.R10, -8, asm.R2, asm.DWord),
 		asm.Neg.Imm(asm.R2, 0),
 		asm.Mov.Reg(asm.R1, asm.R6),
 		asm.FnXdpAdjustHead.Call(),
