@@ -18,15 +18,13 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/naam-project/naam/bytecode"
-	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/examples/chase"
 	"github.com/naam-project/naam/examples/kv"
 	"github.com/naam-project/naam/examples/kv/kvnode"
 	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/host/peer"
 	"github.com/naam-project/naam/internal/testing/netns"
-	"github.com/naam-project/naam/lang"
+	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/nicrt/wire"
 	"github.com/naam-project/naam/xdp"
@@ -187,19 +185,6 @@ func counter(cs []nicrt.Counter, name string) uint64 {
 
 func serverCounter(n *host.Node, name string) uint64 {
 	return counter(n.Server().Stats().Counters(), name)
-}
-
-func compileFile(t *testing.T, path string) *bytecode.Object {
-	t.Helper()
-	src, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	obj, err := compiler.Compile(lang.NewFileSet(), path, src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return obj
 }
 
 // TestXDPNodeDifferential: the same request stream (KV get and put, a
@@ -376,7 +361,7 @@ func TestXDPNodeOneWindow(t *testing.T) {
 			ref = reg.Ref()
 		}
 	}
-	p, err := n.Install(compileFile(t, "../tests/testdata/corpus/results.naam"))
+	p, err := n.Install(testprog.CompileFile(t, "../tests/testdata/corpus/results.naam"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +482,7 @@ func TestXDPWithoutPrivilege(t *testing.T) {
 func TestXDPNodeWireInstall(t *testing.T) {
 	x := newXDPNodes(t)
 	n := x.kernel
-	obj := compileFile(t, "../tests/testdata/corpus/results.naam")
+	obj := testprog.CompileFile(t, "../tests/testdata/corpus/results.naam")
 	var single uint32
 	var prog uint64
 	x.withPeer(n, 8, func(ctx context.Context, p *peer.Peer) error {

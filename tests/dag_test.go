@@ -69,7 +69,7 @@ var allowedImports = map[string][]string{
 	"internal/testing/netns":       {"internal/netns"},
 	"internal/testing/spectable":   {},
 	"internal/testing/syncbuf":     {},
-	"internal/testing/testprog":    {"bytecode", "internal/bench/benchprog"},
+	"internal/testing/testprog":    {"bytecode", "internal/bench/benchprog", "compiler", "lang"},
 	"internal/testing/verifygen":   {"bytecode"},
 
 	// Where a message runs: the decision alone, shared by the node, the caller and the simulator.

@@ -18,6 +18,7 @@ import (
 	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/examples/kv"
 	"github.com/naam-project/naam/examples/kv/kvnode"
+	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/lang"
 )
 
@@ -40,8 +41,8 @@ func tablePrograms(t *testing.T) []program {
 		compile func() (*bytecode.Object, error)
 	}{
 		{"examples/kv", func() (*bytecode.Object, error) { return kvnode.Compile(kv.DefaultConfig()) }},
-		{"examples/chase", func() (*bytecode.Object, error) { return compileFile(t, "../examples/chase/chase.naam"), nil }},
-		{"examples/rpc", func() (*bytecode.Object, error) { return compileFile(t, "../examples/rpc/ledger.naam"), nil }},
+		{"examples/chase", func() (*bytecode.Object, error) { return testprog.CompileFile(t, "../examples/chase/chase.naam"), nil }},
+		{"examples/rpc", func() (*bytecode.Object, error) { return testprog.CompileFile(t, "../examples/rpc/ledger.naam"), nil }},
 	} {
 		obj, err := ex.compile()
 		if err != nil {

@@ -4,15 +4,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/naam-project/naam/bytecode"
-	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/examples/kv"
 	"github.com/naam-project/naam/examples/kv/kvnode"
-	"github.com/naam-project/naam/lang"
+	"github.com/naam-project/naam/internal/testing/testprog"
 )
 
 // TestDiffKV: the KV example's get, put, delete and cas, a random mix
@@ -80,7 +76,7 @@ func TestDiffChase(t *testing.T) {
 	// chase.naam as it is: NODES 4096 nodes of 24 bytes (key u64, value
 	// u64, next u32), MAX_HOPS 64, region "chase" (examples/chase).
 	const nodes, nodeSize, maxHops = 4096, 24, 64
-	obj := compileFile(t, "../examples/chase/chase.naam")
+	obj := testprog.CompileFile(t, "../examples/chase/chase.naam")
 	mem := make([]byte, nodes*nodeSize)
 	r := rand.New(rand.NewPCG(9, 10))
 	perm := r.Perm(nodes)
@@ -113,21 +109,4 @@ func TestDiffChase(t *testing.T) {
 			p.call(ids["lookup"], binary.LittleEndian.AppendUint64(req, uint64(r.IntN(4200))))
 		}
 	}
-}
-
-// compileFile compiles an example's source file as the example compiles
-// it with its default configuration (examples/internal/source checks that
-// the two are one object); the examples' packages are not imported here,
-// as some of them link host, which links this package.
-func compileFile(t testing.TB, path string) *bytecode.Object {
-	t.Helper()
-	src, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	obj, err := compiler.Compile(lang.NewFileSet(), filepath.Base(path), src)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return obj
 }
