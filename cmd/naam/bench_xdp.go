@@ -385,11 +385,12 @@ func runBenchXDP(ctx context.Context, stdout, stderr io.Writer, name string, f b
 	return nil
 }
 
-// passedUp sums the tier's pass counters.
+// passedUp sums the tier's pass counters of packets for the node: not
+// those for other ports (the other modes' traffic) or IPv6.
 func passedUp(cs map[string]uint64) uint64 {
 	var n uint64
 	for k, v := range cs {
-		if strings.HasPrefix(k, "xdp.pass.") {
+		if strings.HasPrefix(k, "xdp.pass.") && k != "xdp.pass.not_naam" && k != "xdp.pass.ipv6" {
 			n += v
 		}
 	}
