@@ -22,6 +22,16 @@ type fakeFront struct {
 	claims   int
 }
 
+// set makes the window's verdict on id v, with reply cached.
+func (f *fakeFront) set(id uint64, v FrontVerdict, reply []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.verdicts[id] = v
+	if reply != nil {
+		f.cached[id] = reply
+	}
+}
+
 func (f *fakeFront) Claim(_, _ uint32, id uint64) (FrontVerdict, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -98,7 +108,7 @@ func TestFrontVerdicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	front.verdicts[11], front.cached[11] = FrontCached, tierReply
+	front.set(11, FrontCached, tierReply)
 	if got := send(11, false); len(got) != 1 || !bytes.Equal(got[0], tierReply) {
 		t.Fatalf("cached, first try: %x, want the Front's %x", got, tierReply)
 	}
@@ -114,7 +124,7 @@ func TestFrontVerdicts(t *testing.T) {
 	// Running, too old, below the floor, contended: dropped.
 	for i, v := range []FrontVerdict{FrontRunning, FrontTooOld, FrontBelowFloor, FrontContended} {
 		id := uint64(20 + i)
-		front.verdicts[id] = v
+		front.set(id, v, nil)
 		if got := send(id, false); len(got) != 0 {
 			t.Fatalf("verdict %d: %d replies", v, len(got))
 		}
@@ -122,11 +132,11 @@ func TestFrontVerdicts(t *testing.T) {
 
 	// Answered by the server (Elsewhere): its own cache answers; and an id
 	// its window never saw (its state gone) does not run.
-	front.verdicts[10] = FrontElsewhere
+	front.set(10, FrontElsewhere, nil)
 	if got := send(10, true); len(got) != 1 {
 		t.Fatalf("elsewhere, cached here: %d replies", len(got))
 	}
-	front.verdicts[30] = FrontElsewhere
+	front.set(30, FrontElsewhere, nil)
 	if got := send(30, false); len(got) != 0 {
 		t.Fatalf("elsewhere, unknown here: %d replies", len(got))
 	}
@@ -135,7 +145,9 @@ func TestFrontVerdicts(t *testing.T) {
 	}
 
 	// No state in the Front: the server's window alone.
+	front.mu.Lock()
 	front.noState = true
+	front.mu.Unlock()
 	if got := send(40, false); len(got) != 1 || counter(reg) != 2 {
 		t.Fatalf("no Front state: %d replies, counter %d", len(got), counter(reg))
 	}
