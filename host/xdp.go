@@ -262,7 +262,8 @@ func (f *xdpFront) Installed(p *nicrt.Program, obj *bytecode.Object) {
 			case errors.As(err, &ns):
 				why = ns.Reason
 				if ns.Refusal != nil {
-					f.log.Debug("kernel verifier log", "handler", h.Name, "log", fmt.Sprintf("%+v", ns.Refusal))
+					f.log.Warn("the kernel's verifier refused the handler in XDP: served in user space", "handler", h.Name, "id", h.ID,
+						"reason", ns.Reason, "log", fmt.Sprintf("%+v", ns.Refusal))
 				}
 			default:
 				why = err.Error()
