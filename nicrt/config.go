@@ -8,6 +8,7 @@ import (
 
 	"github.com/naam-project/naam/internal/defaults"
 	"github.com/naam-project/naam/verifier"
+	"github.com/naam-project/naam/vm"
 	"github.com/naam-project/naam/vm/jit"
 )
 
@@ -102,6 +103,11 @@ type Config struct {
 	// its reply went to its sink: it must be quick and must not block (the
 	// host library rate-limits and logs). nil: nobody is told.
 	Failed func(Failure)
+	// Memory, when set, allocates the memory of every region Register
+	// makes (size zeroed bytes, 8-byte aligned): the XDP tier backs regions
+	// with memory the kernel shares (host.Config.XDP). nil: a memfd where
+	// the JIT may map it, else Go memory.
+	Memory func(size uint64) (*vm.Memory, error)
 	// Trace receives the bytes of the trace helper; nil drops them.
 	// Writes are serialised.
 	Trace io.Writer

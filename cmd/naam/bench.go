@@ -48,6 +48,7 @@ type benchFlags struct {
 	background  int
 	rounds      int
 	modesSet    bool // --modes was given
+	xdp         bool // bench_xdp.go
 }
 
 func newBenchCmd() *cobra.Command {
@@ -101,7 +102,7 @@ bar shows on a terminal (stderr).`,
   naam bench btree --records 1000000 --mix c --cache-levels 2
   naam bench offloads --programs 500 --tenants 100 --json`,
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: []string{"kv", "chase", "rpc", "mica", "btree", "offloads"},
+		ValidArgs: []string{"kv", "chase", "rpc", "mica", "btree", "offloads", "null"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.modesSet = cmd.Flags().Changed("modes")
 			return runBench(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f)
@@ -118,6 +119,7 @@ bar shows on a terminal (stderr).`,
 	fl.Uint64Var(&f.ops, "ops", 0, "operations per mode (0: until --duration)")
 	fl.StringVar(&f.modes, "modes", "am,rdma", "modes to run, comma-separated: am, rdma; btree also rdma-cached (its default: all three)")
 	fl.StringVar(&f.against, "against", "", "also run the baseline: memcached")
+	fl.BoolVar(&f.xdp, "xdp", false, "null, kv: over a veth pair between two network namespaces (root), the plain UDP ping-pong (null), the user-space node and the XDP tier in one run (bench_xdp.go)")
 	fl.BoolVar(&f.json, "json", false, "print the results as one JSON object")
 	fl.StringVar(&f.plot, "plot", "", "write latency CDFs and throughput per mode to this PNG")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the key generators")
@@ -152,6 +154,10 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 	}
 	if workloadName == "offloads" {
 		return runOffloads(ctx, stdout, stderr, f)
+	}
+	if f.xdp || workloadName == "null" {
+		return runBenchXDP(ctx, stdout, stderr, workloadName, f, workload.Config{Mix: mix, Keys: dist, Records: f.records, ValueSize: f.valueSize,
+			Clients: f.clients, Outstanding: f.outstanding, Ops: f.ops, Duration: f.duration, Seed: f.seed})
 	}
 	if workloadName == "btree" && !f.modesSet {
 		f.modes = "am,rdma," + modeRDMACached
