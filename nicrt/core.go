@@ -159,8 +159,7 @@ func (c *core) enqueue(t *task) pushResult {
 func (c *core) loop() {
 	var t task
 	for {
-		ok, idle := c.q.pop(&t)
-		if !ok {
+		if !c.q.pop(&t) {
 			break
 		}
 		c.busy.Lock()
@@ -171,13 +170,15 @@ func (c *core) loop() {
 		c.load.delay(c.n.now() - c.task.enq)
 		c.runTask()
 		c.queued.Add(-1)
-		sleep := c.paceRun(idle)
+		sleep := c.paceRun()
 		if sleep > 0 {
 			c.flushHeld() // the replies of the runs so far go before the core sleeps
 		}
 		c.busy.Unlock()
 		if sleep > 0 {
+			t0 := time.Now()
 			time.Sleep(sleep)
+			c.pace.slept(sleep, time.Since(t0))
 		}
 	}
 	// The node is closing and nothing runs here any more: free what the
@@ -243,7 +244,7 @@ func (c *core) run(t *task) {
 	c.ctr.replyBytes.Add(uint64(len(r.Data)))
 	t.tc.served(t.price, r.Insns)
 	d := time.Since(start)
-	c.last = lastRun{startTime: start, real: d, model: k.nanos, verb: h.verb != 0}
+	c.last = lastRun{arrival: t.enq, real: d, model: k.nanos, verb: h.verb != 0}
 	c.load.service(c.serviceTime())
 	c.ctr.busyNanos.Add(uint64(d))
 	h.ctr.runTimes.observe(d)

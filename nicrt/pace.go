@@ -7,18 +7,21 @@ import (
 )
 
 // Pacing (spec/nic.md, Pacing): a paced core keeps a virtual clock, the
-// time at which the modelled work it has done so far ends. Every run
-// advances it by the run's modelled service time; when it is more than
-// paceSlack ahead of the wall clock the core sleeps until the wall clock
-// catches up. Sleeping in batches of at least paceSlack keeps the timer's
-// granularity (about a millisecond on a loaded machine) from setting the
-// rate, and the clock may lag the wall clock by up to paceCredit while the
-// core has work queued, so that oversleeping is made good by the next
-// runs instead of being lost. An idle core's clock restarts at the wall
-// clock: idleness is not credit.
+// time at which the modelled work it has done so far ends: a first-come
+// first-served server's, each run ending its service time after the later
+// of its message's arrival and the end of the run before. When the clock
+// is more than paceSlack ahead of the wall clock the core sleeps until the
+// wall clock catches up. Sleeping in batches of at least paceSlack keeps
+// the timer's granularity (about a millisecond on a loaded machine) from
+// setting the rate; a core that overslept finds the messages that arrived
+// meanwhile with arrival times before its clock, and runs them at once
+// until the clock is ahead again, so the oversleep is made good instead
+// of lost. The clock lags the wall clock by at most paceCredit: a core
+// slower than its model (this machine's real time above the modelled)
+// cannot bank the difference.
 const (
 	paceSlack  = 200 * time.Microsecond
-	paceCredit = time.Millisecond
+	paceCredit = 5 * time.Millisecond
 	// minAvailable bounds the stretch of a host core's runs under a host
 	// load below 1: at most 1,000 ×.
 	minAvailable = 1e-3
@@ -27,26 +30,30 @@ const (
 // pacer is a core's virtual clock.
 type pacer struct {
 	clock int64 // nanoseconds since the NIC started
+	// over is an EWMA (weight 1/8) of how much longer than asked the
+	// core's sleeps took: a sleep asks for that much less.
+	over float64
 }
 
-// charge adds a run of service time d (ns) that started at start, the
-// core having waited for it (idle) or not, and returns how long the core
-// should sleep at now.
-func (p *pacer) charge(start, now int64, d float64, idle bool) time.Duration {
-	floor := start - int64(paceCredit)
-	if idle {
-		floor = start
-	}
-	p.clock = max(p.clock, floor) + int64(d)
-	if ahead := time.Duration(p.clock - now); ahead > paceSlack {
-		return ahead
+// charge adds a run of service time d (ns) whose message arrived at
+// arrival and returns how long the core should sleep at now.
+func (p *pacer) charge(arrival, now int64, d float64) time.Duration {
+	p.clock = max(p.clock, arrival, now-int64(paceCredit)) + int64(d)
+	over := time.Duration(p.over)
+	if ahead := time.Duration(p.clock - now); ahead > paceSlack+over {
+		return ahead - over
 	}
 	return 0
 }
 
+// slept notes that a sleep asked for took took.
+func (p *pacer) slept(asked, took time.Duration) {
+	p.over += (float64(max(took-asked, 0)) - p.over) / 8
+}
+
 // lastRun is what pacing needs of the run just finished.
 type lastRun struct {
-	startTime time.Time
+	arrival   int64 // when its message was queued, ns since the NIC started
 	real      time.Duration
 	model     float64 // ns
 	verb      bool
@@ -86,12 +93,11 @@ func (c *core) serviceTime() float64 {
 
 // paceRun charges the run just finished to the core's clock, if the core
 // is paced, and returns how long to sleep.
-func (c *core) paceRun(idle bool) time.Duration {
+func (c *core) paceRun() time.Duration {
 	if !c.paced() {
 		return 0
 	}
-	start := int64(c.last.startTime.Sub(c.n.start))
-	return c.pace.charge(start, c.n.now(), c.serviceTime(), idle)
+	return c.pace.charge(c.last.arrival, c.n.now(), c.serviceTime())
 }
 
 // coreLoad is what a steering policy reads of a core: EWMAs (weight 1/16)
@@ -108,8 +114,8 @@ func ewma(a *atomic.Uint64, x float64) {
 	a.Store(math.Float64bits(old + ewmaWeight*(x-old)))
 }
 
-func (l *coreLoad) delay(ns int64)       { ewma(&l.delayBits, float64(max(ns, 0))) }
-func (l *coreLoad) service(ns float64)   { ewma(&l.serviceBits, ns) }
+func (l *coreLoad) delay(ns int64)        { ewma(&l.delayBits, float64(max(ns, 0))) }
+func (l *coreLoad) service(ns float64)    { ewma(&l.serviceBits, ns) }
 func (l *coreLoad) delayNanos() float64   { return math.Float64frombits(l.delayBits.Load()) }
 func (l *coreLoad) serviceNanos() float64 { return math.Float64frombits(l.serviceBits.Load()) }
 

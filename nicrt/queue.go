@@ -133,15 +133,15 @@ func (q *rxQueue) push(t *task) pushResult {
 }
 
 // pop takes the next message into *t, blocking while the queue is empty;
-// false when the queue is closed and empty. idle says it had to wait.
-func (q *rxQueue) pop(t *task) (ok, idle bool) {
+// false when the queue is closed and empty.
+func (q *rxQueue) pop(t *task) bool {
 	q.mu.Lock()
 	for q.n == 0 {
 		if q.closed {
 			q.mu.Unlock()
-			return false, idle
+			return false
 		}
-		q.waiting, idle = true, true
+		q.waiting = true
 		q.mu.Unlock()
 		<-q.wake
 		q.mu.Lock()
@@ -150,7 +150,7 @@ func (q *rxQueue) pop(t *task) (ok, idle bool) {
 	q.n--
 	q.length.Store(int64(q.n))
 	q.mu.Unlock()
-	return true, idle
+	return true
 }
 
 // next is one DRR step: the first flow of the ring with credit for its
