@@ -53,10 +53,10 @@ func (p *pacer) slept(asked, took time.Duration) {
 
 // lastRun is what pacing needs of the run just finished.
 type lastRun struct {
-	arrival   int64 // when its message was queued, ns since the NIC started
-	real      time.Duration
-	model     float64 // ns
-	verb      bool
+	arrival int64 // when its message was queued, ns since the NIC started
+	real    time.Duration
+	model   float64 // ns
+	verb    bool
 }
 
 // now is the time since the NIC started, in nanoseconds.
@@ -109,8 +109,14 @@ type coreLoad struct {
 
 const ewmaWeight = 1.0 / 16
 
+// ewma folds x into the average at a; the first sample starts it.
 func ewma(a *atomic.Uint64, x float64) {
-	old := math.Float64frombits(a.Load())
+	bits := a.Load()
+	if bits == 0 {
+		a.Store(math.Float64bits(x))
+		return
+	}
+	old := math.Float64frombits(bits)
 	a.Store(math.Float64bits(old + ewmaWeight*(x-old)))
 }
 

@@ -211,4 +211,3 @@ func appendFetchAdd(ref RegionRef) []byte {
 	b = binary.LittleEndian.AppendUint64(b, 0)
 	return binary.LittleEndian.AppendUint64(b, 1)
 }
-
