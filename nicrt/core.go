@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +30,9 @@ type task struct {
 	// enq is when it was queued (nanoseconds since the NIC started).
 	enq int64
 	tc  *tenantCounters
+	// fresh: its tenant had nothing queued on the core before it (fair
+	// queueing); its reply is not held back behind a busy queue.
+	fresh bool
 }
 
 // core is one NIC or host core: a goroutine with its own VM and rx queue.
@@ -158,6 +162,7 @@ func (c *core) enqueue(t *task) pushResult {
 
 func (c *core) loop() {
 	var t task
+	var timer *time.Timer // for pacing
 	for {
 		if !c.q.pop(&t) {
 			break
@@ -166,19 +171,34 @@ func (c *core) loop() {
 		// Run from a field of the core: a pointer to the loop variable
 		// would move every task to the heap.
 		c.task, t = t, task{}
+		fresh := c.task.fresh
 		c.task.tc.queued.Add(-1)
 		c.load.delay(c.n.now() - c.task.enq)
 		c.runTask()
 		c.queued.Add(-1)
 		sleep := c.paceRun()
-		if sleep > 0 {
-			c.flushHeld() // the replies of the runs so far go before the core sleeps
+		if sleep > 0 || fresh {
+			// The replies of the runs so far go before the core sleeps, and
+			// with a fresh tenant's: a tenant that had nothing queued does
+			// not wait for another's backlog.
+			c.flushHeld()
 		}
 		c.busy.Unlock()
+		if sleep == 0 && c.paced() {
+			// A paced core runs ahead of its clock in bursts: let the
+			// goroutines its runs made ready (their sinks') run now, not at
+			// the burst's end.
+			runtime.Gosched()
+		}
 		if sleep > 0 {
+			if timer == nil {
+				timer = time.NewTimer(time.Hour)
+				timer.Stop()
+			}
 			t0 := time.Now()
-			time.Sleep(sleep)
-			c.pace.slept(sleep, time.Since(t0))
+			if c.q.sleep(timer, sleep) {
+				c.pace.slept(sleep, time.Since(t0))
+			}
 		}
 	}
 	// The node is closing and nothing runs here any more: free what the

@@ -3,6 +3,7 @@ package nicrt
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // rxQueue is one core's rx queue: bounded, with many submitters and the
@@ -29,10 +30,16 @@ type rxQueue struct {
 	ring   []*flow
 	n      int          // queued, under mu
 	length atomic.Int64 // n, for readers without mu
-	// waiting: the consumer sleeps on wake until a push.
-	waiting bool
-	wake    chan struct{}
-	closed  bool
+	// waiting: the consumer waits on wake until a push. sleeping: the
+	// consumer is pacing (Config.Paced). With fair queueing the first
+	// message of a tenant that had nothing queued is fresh: it wakes the
+	// consumer, and the consumer does not sleep again until every fresh
+	// message has been served, each in its DRR turn, rather than after
+	// the sleep (fresh counts them).
+	waiting, sleeping bool
+	fresh             int
+	wake              chan struct{}
+	closed            bool
 }
 
 const (
@@ -52,9 +59,10 @@ type flow struct {
 	weight  uint64
 	limit   int
 	// deficit is the credit left, in instructions; visited says the flow
-	// had its quantum for the visit in progress.
-	deficit uint64
-	visited bool
+	// had its quantum for the visit in progress; fresh, that its first
+	// message since it was empty has not been served (rxQueue.fresh).
+	deficit        uint64
+	visited, fresh bool
 }
 
 func newRxQueue(depth int, fair bool, quantum uint64, quota func(uint64) TenantQuota) *rxQueue {
@@ -120,8 +128,14 @@ func (q *rxQueue) push(t *task) pushResult {
 	}
 	q.n++
 	q.length.Store(int64(q.n))
-	wake := q.waiting
-	q.waiting = false
+	if q.fair && f.k == 1 {
+		f.fresh = true
+		q.fresh++
+	}
+	wake := q.waiting || q.sleeping && f.fresh
+	if wake {
+		q.waiting, q.sleeping = false, false
+	}
 	q.mu.Unlock()
 	if wake {
 		select {
@@ -130,6 +144,29 @@ func (q *rxQueue) push(t *task) pushResult {
 		}
 	}
 	return pushed
+}
+
+// sleep sleeps for d or until a push wakes it (sleeping, above), and
+// reports whether it slept all of d.
+func (q *rxQueue) sleep(timer *time.Timer, d time.Duration) (full bool) {
+	q.mu.Lock()
+	if q.fresh > 0 {
+		q.mu.Unlock()
+		return false
+	}
+	q.sleeping = true
+	q.mu.Unlock()
+	timer.Reset(d)
+	select {
+	case <-timer.C:
+		full = true
+	case <-q.wake:
+		timer.Stop()
+	}
+	q.mu.Lock()
+	q.sleeping = false
+	q.mu.Unlock()
+	return full
 }
 
 // pop takes the next message into *t, blocking while the queue is empty;
@@ -180,6 +217,11 @@ func (q *rxQueue) next(t *task) {
 		if price := f.tasks[f.head].price; price <= f.deficit {
 			f.deficit -= price
 			f.take(t)
+			if f.fresh {
+				f.fresh = false
+				q.fresh--
+				t.fresh = true
+			}
 			if f.k == 0 {
 				// An idle flow keeps no credit (DRR), so that a tenant cannot
 				// save up a burst.

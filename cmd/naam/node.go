@@ -45,6 +45,7 @@ type nodeFlags struct {
 	LogFormat  string
 	AddrFile   string
 	Tier       string
+	NIC        nicFlags
 }
 
 func newNodeCmd() *cobra.Command {
@@ -115,6 +116,7 @@ When the node is ready it prints one line to stdout:
 	fl.StringVar(&f.LogFormat, "log-format", "text", "text or json (logs go to stderr)")
 	fl.StringVar(&f.AddrFile, "addr-file", "", "write the address the node listens on to this file when ready")
 	fl.StringVar(&f.Tier, "tier", "interp", "how host cores run handlers: interp, jit (wasmtime; needs a cgo build) or auto (the JIT once a handler is hot)")
+	f.NIC.register(fl, true)
 	return cmd
 }
 
@@ -343,6 +345,7 @@ func runNode(ctx context.Context, stdout, stderr io.Writer, f nodeFlags) error {
 	default:
 		return fmt.Errorf("--tier %q: want interp, jit or auto", f.Tier)
 	}
+	f.NIC.apply(&ncfg)
 	n, err := host.Start(host.Config{
 		NIC:  ncfg,
 		Name: f.Name, Listen: f.Listen, Advertise: f.Advertise, ID: f.ID, Tenant: f.Tenant, Secret: secret, Queues: f.Queues,
