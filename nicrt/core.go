@@ -264,7 +264,7 @@ func (c *core) run(t *task) {
 	c.ctr.replyBytes.Add(uint64(len(r.Data)))
 	t.tc.served(t.price, r.Insns)
 	d := time.Since(start)
-	c.last = lastRun{arrival: t.enq, real: d, model: k.nanos, verb: h.verb != 0}
+	c.last = lastRun{arrival: t.enq, tenant: t.msg.Tenant, real: d, model: k.nanos, verb: h.verb != 0}
 	c.load.service(c.serviceTime())
 	c.ctr.busyNanos.Add(uint64(d))
 	h.ctr.runTimes.observe(d)

@@ -54,6 +54,7 @@ func (p *pacer) slept(asked, took time.Duration) {
 // lastRun is what pacing needs of the run just finished.
 type lastRun struct {
 	arrival int64 // when its message was queued, ns since the NIC started
+	tenant  uint64
 	real    time.Duration
 	model   float64 // ns
 	verb    bool
@@ -97,7 +98,11 @@ func (c *core) paceRun() time.Duration {
 	if !c.paced() {
 		return 0
 	}
-	return c.pace.charge(c.last.arrival, c.n.now(), c.serviceTime())
+	d := c.serviceTime()
+	if c.q.fair {
+		c.q.ran(c.last.tenant, c.last.arrival, d)
+	}
+	return c.pace.charge(c.last.arrival, c.n.now(), d)
 }
 
 // coreLoad is what a steering policy reads of a core: EWMAs (weight 1/16)

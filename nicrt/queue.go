@@ -31,11 +31,12 @@ type rxQueue struct {
 	n      int          // queued, under mu
 	length atomic.Int64 // n, for readers without mu
 	// waiting: the consumer waits on wake until a push. sleeping: the
-	// consumer is pacing (Config.Paced). With fair queueing the first
-	// message of a tenant that had nothing queued is fresh: it wakes the
-	// consumer, and the consumer does not sleep again until every fresh
-	// message has been served, each in its DRR turn, rather than after
-	// the sleep (fresh counts them).
+	// consumer is pacing (Config.Paced). With fair queueing a message is
+	// fresh when its tenant had nothing queued and its modelled work on
+	// the core is done (flow.done): it wakes the consumer, and the
+	// consumer does not sleep again until every fresh message has been
+	// served, each in its DRR turn, rather than after the sleep (fresh
+	// counts them).
 	waiting, sleeping bool
 	fresh             int
 	wake              chan struct{}
@@ -63,6 +64,9 @@ type flow struct {
 	// message since it was empty has not been served (rxQueue.fresh).
 	deficit        uint64
 	visited, fresh bool
+	// done is when the tenant's modelled work on a paced core ends, as if
+	// it had the core alone (ns since the NIC started; rxQueue.ran).
+	done int64
 }
 
 func newRxQueue(depth int, fair bool, quantum uint64, quota func(uint64) TenantQuota) *rxQueue {
@@ -128,7 +132,7 @@ func (q *rxQueue) push(t *task) pushResult {
 	}
 	q.n++
 	q.length.Store(int64(q.n))
-	if q.fair && f.k == 1 {
+	if q.fair && f.k == 1 && f.done <= t.enq {
 		f.fresh = true
 		q.fresh++
 	}
@@ -252,6 +256,16 @@ func (q *rxQueue) addRounds() {
 	for _, f := range q.ring {
 		f.deficit += (rounds - 1) * q.quantum * f.weight
 	}
+}
+
+// ran notes a paced run of tenant's message that arrived at arrival and
+// cost d (ns), for its flow's done.
+func (q *rxQueue) ran(tenant uint64, arrival int64, d float64) {
+	q.mu.Lock()
+	if f := q.flows[tenant]; f != nil {
+		f.done = max(f.done, arrival) + int64(d)
+	}
+	q.mu.Unlock()
 }
 
 // close makes pop return false once the queue is empty, and push refuse.

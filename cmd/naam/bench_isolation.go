@@ -49,7 +49,7 @@ type isolationFlags struct {
 
 func (f *isolationFlags) register(fl *pflag.FlagSet) {
 	fl.Float64Var(&f.victimRate, "victim-rate", 1000, "isolation: the victim's calls per second (one at a time)")
-	fl.IntVar(&f.aggressors, "aggressor-calls", 512, "isolation: the aggressor's calls in flight")
+	fl.IntVar(&f.aggressors, "aggressor-calls", 32, "isolation: the aggressor's calls in flight")
 	fl.IntVar(&f.nicCores, "nic-cores", 2, "isolation: NIC cores of the node")
 	fl.DurationVar(&f.warmup, "warmup", 200*time.Millisecond, "isolation: how long the aggressor runs before the victim is measured")
 }
@@ -122,7 +122,7 @@ func startIsolation(ctx context.Context, ncfg nicrt.Config, obj *bytecode.Object
 		} else {
 			in.aggressor = p
 		}
-		if err := p.Register(ctx, "data", 64, host.RegionOptions{}); err != nil {
+		if err := p.Register(ctx, "data", 8, host.RegionOptions{}); err != nil {
 			in.close()
 			return nil, fmt.Errorf("tenant %d: %w", t, err)
 		}
