@@ -2,8 +2,10 @@ package nicrt
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // pushAll queues one task per (tenant, price) and reports the results.
@@ -199,5 +201,56 @@ func TestQueueFlowsBounded(t *testing.T) {
 	}
 	if len(q.flows) != maxFlows+1 || q.flows[overflowTenant].k != 5 {
 		t.Errorf("%d flows, the overflow flow holds %d", len(q.flows), q.flows[overflowTenant].k)
+	}
+}
+
+// TestQueueFresh: under fair queueing the first message of a tenant whose
+// modelled work is done wakes a pacing core and keeps it from sleeping
+// until it is served; a tenant with modelled work outstanding does not.
+func TestQueueFresh(t *testing.T) {
+	q := newRxQueue(8, true, 10, quotas(nil))
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	push := func(tenant uint64, enq int64) {
+		tk := task{msg: Message{Tenant: tenant}, price: 1, enq: enq}
+		if q.push(&tk) != pushed {
+			t.Fatal("push refused")
+		}
+	}
+	push(1, 100)
+	if q.sleep(timer, time.Hour) {
+		t.Fatal("slept with a fresh message queued")
+	}
+	var tk task
+	if q.pop(&tk); !tk.fresh || q.fresh != 0 {
+		t.Fatalf("popped fresh=%v, %d fresh left", tk.fresh, q.fresh)
+	}
+	q.ran(1, 100, 1e6) // tenant 1's work is done at 1,000,100 ns
+	push(1, 200)
+	if q.fresh != 0 {
+		t.Errorf("a tenant with modelled work outstanding is fresh")
+	}
+	if !q.sleep(timer, time.Millisecond) {
+		t.Errorf("a sleep was cut short with nothing fresh")
+	}
+	woke := make(chan bool)
+	go func() { woke <- q.sleep(timer, time.Hour) }()
+	for {
+		q.mu.Lock()
+		asleep := q.sleeping
+		q.mu.Unlock()
+		if asleep {
+			break
+		}
+		runtime.Gosched()
+	}
+	push(2, 300)
+	select {
+	case full := <-woke:
+		if full {
+			t.Error("the sleep ran out instead of waking")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a fresh tenant's message did not wake the sleeping core")
 	}
 }
