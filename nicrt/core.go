@@ -184,10 +184,9 @@ func (c *core) loop() {
 			c.flushHeld()
 		}
 		c.busy.Unlock()
-		if sleep == 0 && c.paced() {
-			// A paced core runs ahead of its clock in bursts: let the
-			// goroutines its runs made ready (their sinks') run now, not at
-			// the burst's end.
+		if sleep == 0 && fresh {
+			// A paced core runs ahead of its clock in bursts: let whoever a
+			// fresh tenant's sink made ready run now, not at the burst's end.
 			runtime.Gosched()
 		}
 		if sleep > 0 {
