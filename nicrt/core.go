@@ -171,7 +171,7 @@ func (c *core) loop() {
 		// Run from a field of the core: a pointer to the loop variable
 		// would move every task to the heap.
 		c.task, t = t, task{}
-		fresh := c.task.fresh
+		fresh := c.task.fresh && c.paced()
 		c.task.tc.queued.Add(-1)
 		c.load.delay(c.n.now() - c.task.enq)
 		c.runTask()
