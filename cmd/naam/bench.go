@@ -20,6 +20,7 @@ import (
 	"github.com/naam-project/naam/internal/bench/memcache"
 	"github.com/naam-project/naam/internal/bench/workload"
 	"github.com/naam-project/naam/internal/cli"
+	"github.com/naam-project/naam/nicrt"
 )
 
 // benchFlags are naam bench's settings.
@@ -49,12 +50,14 @@ type benchFlags struct {
 	rounds      int
 	modesSet    bool // --modes was given
 	xdp         bool // bench_xdp.go
+	nic         nicFlags
+	isolation   isolationFlags
 }
 
 func newBenchCmd() *cobra.Command {
 	var f benchFlags
 	cmd := &cobra.Command{
-		Use:   "bench kv|chase|rpc|mica|btree|offloads",
+		Use:   "bench kv|chase|rpc|mica|btree|offloads|isolation",
 		Short: "Measure a workload by active message, RDMA-style and against memcached",
 		Long: `bench starts a server node and a client node in this process on loopback UDP,
 loads the workload's data and drives it with closed-loop clients (--clients,
@@ -84,6 +87,14 @@ tenants and reports the probe handler's latency with 1 and with all of
 them installed (p99_ratio), and the install and uninstall times;
 --background N keeps N calls to the programs' other handler in flight;
 --rounds alternates the two --rounds times (uninstalling in between).
+isolation runs, per mode (fair: per-tenant fair queueing; fifo: one queue
+per core), a victim tenant's cheap probe at --victim-rate alone and while
+an aggressor tenant keeps --aggressor-calls handlers near the NIC budget in
+flight on --nic-cores paced NIC cores (placement nic unless --placement
+is given), and reports the victim's p99 against its solo p99
+(victim_p99_ratio) and the aggressor's throughput. --host-load,
+--placement, --paced, --fair and --tenant-quota set the server node's NIC
+model in every workload.
 
 Results print as a table, or with --json as one JSON object:
   {"workload": …, "modes": [{"mode", "ops_per_sec", "p50_us", "p99_us", "round_trips_per_op"}, …]}
@@ -102,9 +113,10 @@ bar shows on a terminal (stderr).`,
   naam bench btree --records 1000000 --mix c --cache-levels 2
   naam bench offloads --programs 500 --tenants 100 --json`,
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: []string{"kv", "chase", "rpc", "mica", "btree", "offloads", "null"},
+		ValidArgs: []string{"kv", "chase", "rpc", "mica", "btree", "offloads", "null", "isolation"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.modesSet = cmd.Flags().Changed("modes")
+			f.nic.pacedSet, f.nic.placementSet = cmd.Flags().Changed("paced"), cmd.Flags().Changed("placement")
 			return runBench(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f)
 		},
 	}
@@ -134,6 +146,8 @@ bar shows on a terminal (stderr).`,
 	fl.IntVar(&f.tenants, "tenants", 100, "offloads: tenants the programs belong to (round robin)")
 	fl.IntVar(&f.background, "background", 0, "offloads: calls kept in flight to the programs' run handlers while the probe is measured")
 	fl.IntVar(&f.rounds, "rounds", 3, "offloads: rounds of (1 program, all programs); --duration and --ops are each phase's total over the rounds")
+	f.nic.register(fl, false)
+	f.isolation.register(fl)
 	return cmd
 }
 
@@ -155,6 +169,11 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 	if workloadName == "offloads" {
 		return runOffloads(ctx, stdout, stderr, f)
 	}
+	if workloadName == "isolation" {
+		return runIsolation(ctx, stdout, stderr, f)
+	}
+	var ncfg nicrt.Config
+	f.nic.apply(&ncfg)
 	if f.xdp || workloadName == "null" {
 		return runBenchXDP(ctx, stdout, stderr, workloadName, f, workload.Config{Mix: mix, Keys: dist, Records: f.records, ValueSize: f.valueSize,
 			Clients: f.clients, Outstanding: f.outstanding, Ops: f.ops, Duration: f.duration, Seed: f.seed})
@@ -191,7 +210,7 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 		Clients: f.clients, Outstanding: f.outstanding, Ops: f.ops, Duration: f.duration, Seed: f.seed,
 	}
 
-	server, err := host.Start(host.Config{Name: "bench-server"})
+	server, err := host.Start(host.Config{Name: "bench-server", NIC: ncfg})
 	if err != nil {
 		return err
 	}

@@ -46,6 +46,7 @@ type nodeFlags struct {
 	AddrFile   string
 	Tier       string
 	xdp        xdpFlags
+	NIC        nicFlags
 }
 
 func newNodeCmd() *cobra.Command {
@@ -117,6 +118,7 @@ When the node is ready it prints one line to stdout:
 	fl.StringVar(&f.AddrFile, "addr-file", "", "write the address the node listens on to this file when ready")
 	f.xdp.add(fl)
 	fl.StringVar(&f.Tier, "tier", "interp", "how host cores run handlers: interp, jit (wasmtime; needs a cgo build) or auto (the JIT once a handler is hot)")
+	f.NIC.register(fl, true)
 	return cmd
 }
 
@@ -345,6 +347,7 @@ func runNode(ctx context.Context, stdout, stderr io.Writer, f nodeFlags) error {
 	default:
 		return fmt.Errorf("--tier %q: want interp, jit or auto", f.Tier)
 	}
+	f.NIC.apply(&ncfg)
 	cfg := host.Config{
 		NIC:  ncfg,
 		Name: f.Name, Listen: f.Listen, Advertise: f.Advertise, ID: f.ID, Tenant: f.Tenant, Secret: secret, Queues: f.Queues,
