@@ -20,7 +20,7 @@ type collector struct {
 	queued, queueCap, busy, runs, insns, placed *prometheus.Desc
 	hRuns, hOutcome, hRejected, hTime, hPlaced  *prometheus.Desc
 	dropped, rejected, server, dma, cycles      *prometheus.Desc
-	members, serverState                        *prometheus.Desc
+	members, serverState, xdp                   *prometheus.Desc
 	jitRuns, jitFallbacks, jitCompiles, jitTime *prometheus.Desc
 }
 
@@ -53,6 +53,7 @@ func newCollector(n *Node) *collector {
 		dma:         d("dma_bytes_total", "Modelled PCIe DMA bytes.", "side"),
 		cycles:      d("nic_cycles_total", "Modelled NIC core cycles.", "side"),
 		members:     d("cluster_members", "Members of the cluster alive or suspected, as this node sees them."),
+		xdp:         d("xdp_packets_total", "The XDP tier's counters (spec/xdp.md, Counters): runs, passes and drops by reason, cache hits, kernel-verifier refusals, ...", "kind"),
 
 		jitRuns:      d("jit_runs_total", "Host-core runs through the JIT tier.", core...),
 		jitFallbacks: d("jit_fallbacks_total", "Host-core runs the tier setting sent to the JIT that ran in the interpreter (no cgo, a program whose written regions could only be copied per run, a compile error).", core...),
@@ -64,7 +65,7 @@ func newCollector(n *Node) *collector {
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.queued, c.queueCap, c.busy, c.runs, c.insns, c.placed, c.hRuns, c.hOutcome,
 		c.hRejected, c.hTime, c.hPlaced, c.dropped, c.rejected, c.server, c.serverState, c.dma, c.cycles, c.members,
-		c.jitRuns, c.jitFallbacks, c.jitCompiles, c.jitTime} {
+		c.jitRuns, c.jitFallbacks, c.jitCompiles, c.jitTime, c.xdp} {
 		ch <- d
 	}
 }
@@ -145,6 +146,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.cycles, float64(st.NIC.Cycles), "nic")
 	counter(c.cycles, float64(st.Host.Cycles), "host")
 	gauge(c.members, float64(len(c.n.Members())))
+	for _, k := range c.n.XDPCounters() {
+		counter(c.xdp, float64(k.Value), strings.TrimPrefix(k.Name, "xdp."))
+	}
 }
 
 // serverGauges are the server's counters that are levels, not totals.

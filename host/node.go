@@ -53,6 +53,21 @@ type Config struct {
 	// them over the wire, each tenant within its own regions, programs
 	// and control-plane limits. The node's own calls stay Tenant's.
 	Tenants map[uint32][]byte
+	// MAC is the algorithm of the tenants' keys (wire.MACAlg): default
+	// HMAC-SHA256; the XDP tier answers SipHash-2-4-128 tenants only, and
+	// passes the others' packets up (spec/xdp.md). Callers must use the
+	// same.
+	MAC wire.MACAlg
+	// XDP names a network interface to attach the XDP tier to (package
+	// xdp): the node answers there, in the kernel, the requests for the
+	// handlers it places on the NIC and the verbs, with its regions in
+	// memory the kernel shares; the rest passes up to the node on the same
+	// port. Start fails, with ErrXDPUnavailable and the reason, where the
+	// tier cannot run (no privilege, no XDP, no such interface). "": none.
+	XDP string
+	// XDPGeneric attaches the tier in generic (skb) mode instead of the
+	// driver's native mode, for devices without native XDP.
+	XDPGeneric bool
 	// Queues is the number of rx queues (SO_REUSEPORT sockets); default 1.
 	Queues int
 	// NIC configures the modelled NIC (nicrt.Config; zero fields take its
@@ -90,11 +105,13 @@ var DevSecret = peer.DevSecret
 // Node is one machine's NAAM runtime: its NIC, the server answering
 // active messages, its regions and programs, and its peers.
 type Node struct {
-	cfg  Config
-	log  *slog.Logger
-	nic  *nicrt.NIC
-	srv  *server.Server
-	addr netip.AddrPort
+	cfg Config
+	log *slog.Logger
+	nic *nicrt.NIC
+	srv *server.Server
+	// front is the XDP tier in front of srv (Config.XDP), or nil.
+	front *xdpFront
+	addr  netip.AddrPort
 	// advertise is the address gossiped to other nodes: addr, or
 	// Config.Advertise with addr's port.
 	advertise netip.AddrPort
@@ -148,7 +165,7 @@ func Start(cfg Config) (*Node, error) {
 		secret = DevSecret
 		log.Warn("using the development key: packets can be forged by anyone who has the source", "tenant", cfg.Tenant)
 	}
-	key, err := wire.NewKey(secret)
+	key, err := wire.NewKeyAlg(cfg.MAC, secret)
 	if err != nil {
 		return nil, fmt.Errorf("host: secret: %w", err)
 	}
@@ -157,7 +174,7 @@ func Start(cfg Config) (*Node, error) {
 		if t == 0 || t == cfg.Tenant {
 			return nil, fmt.Errorf("host: Config.Tenants: tenant %d is not another tenant than the node's (%d)", t, cfg.Tenant)
 		}
-		if keys[t], err = wire.NewKey(s); err != nil {
+		if keys[t], err = wire.NewKeyAlg(cfg.MAC, s); err != nil {
 			return nil, fmt.Errorf("host: Config.Tenants[%d]: %w", t, err)
 		}
 	}
@@ -169,6 +186,13 @@ func Start(cfg Config) (*Node, error) {
 	// (failureLog), and then Config.NIC.Failed if it is set.
 	var flog atomic.Pointer[failureLog]
 	ncfg := cfg.NIC
+	var front *xdpFront
+	if cfg.XDP != "" {
+		if front, err = newXDPFront(&cfg, log); err != nil {
+			return nil, err
+		}
+		ncfg.Memory = front.memory
+	}
 	ncfg.Failed = func(f nicrt.Failure) {
 		if l := flog.Load(); l != nil {
 			l.failed(f)
@@ -220,11 +244,28 @@ func Start(cfg Config) (*Node, error) {
 	}
 	scfg := cfg.Server
 	scfg.Node, scfg.Keys, scfg.Peers = cfg.ID, n.keys, nil
+	if front != nil {
+		if err := front.open(cfg.ID, addr, n.keys, scfg.MaxPayload, nic.Config().MaxReply, n.log); err != nil {
+			closeAll(conns)
+			nic.Close()
+			return nil, err
+		}
+		n.front, scfg.Front = front, front
+	}
 	n.srv, err = server.Serve(nic, tconns, scfg)
 	if err != nil {
+		front.close()
 		closeAll(conns)
 		nic.Close()
 		return nil, fmt.Errorf("host: %w", err)
+	}
+	if front != nil {
+		if err := front.attach(n.srv); err != nil {
+			n.srv.Close()
+			front.close()
+			nic.Close()
+			return nil, err
+		}
 	}
 	if cfg.Gossip != "" || len(cfg.Join) > 0 {
 		if err := n.startMembership(secret); err != nil {
@@ -317,6 +358,9 @@ func (n *Node) Register(name string, size uint64, opts RegionOptions) (*Region, 
 		return nil, fmt.Errorf("host: register %q: %w", name, err)
 	}
 	n.log.Info("region registered", "region", name, "size", size, "writable", opts.Writable, "nicmem", opts.NICMem)
+	if n.front != nil {
+		n.front.Registered(r)
+	}
 	return &Region{r}, nil
 }
 
@@ -350,12 +394,18 @@ func (n *Node) InstallWith(obj *bytecode.Object, opts InstallOptions) (*Program,
 		return nil, fmt.Errorf("host: install %s: %w", obj.Source, err)
 	}
 	n.log.Info("program installed", "source", obj.Source, "program", p.ID, "handlers", len(obj.Handlers), "max_insns", p.Report.MaxInsns)
+	if n.front != nil {
+		n.front.Installed(p, obj)
+	}
 	n.updateMeta()
 	return &Program{p}, nil
 }
 
 // Uninstall removes p once its requests in flight are done.
 func (n *Node) Uninstall(p *Program) error {
+	if n.front != nil {
+		n.front.Uninstalling(p.p)
+	}
 	if err := n.nic.Uninstall(p.p); err != nil {
 		return fmt.Errorf("host: uninstall: %w", err)
 	}
@@ -509,7 +559,7 @@ func (n *Node) Close() error {
 		if n.ml != nil {
 			errs = append(errs, n.stopMembership())
 		}
-		errs = append(errs, n.srv.Close())
+		errs = append(errs, n.srv.Close(), n.front.close())
 		for _, p := range peers {
 			errs = append(errs, p.Close())
 		}

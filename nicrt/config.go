@@ -8,6 +8,7 @@ import (
 
 	"github.com/naam-project/naam/internal/defaults"
 	"github.com/naam-project/naam/verifier"
+	"github.com/naam-project/naam/vm"
 	"github.com/naam-project/naam/vm/jit"
 )
 
@@ -92,6 +93,41 @@ type Config struct {
 	// Default 16.
 	BuiltinInsns uint64
 
+	// Paced makes every core take the modelled service time of each run
+	// (Reply.ModelNanos) in wall time, by a virtual clock per core that
+	// sleeps when it is ahead of the wall clock, never spinning
+	// (spec/nic.md, Pacing). Built-in verbs take no core time, as an RDMA
+	// NIC's hardware path takes none. Default false: cores run as fast as
+	// this machine does.
+	Paced bool
+	// HostLoad is the share of every host core's time that a modelled
+	// application takes, 0 … 1: a host core's service time is stretched by
+	// 1 / (1 − HostLoad), sleeping, not spinning. At 1 host cores take no
+	// messages (those that must run there are refused as overloaded).
+	// Default 0; NIC.SetHostLoad changes it at run time.
+	HostLoad float64
+	// Placement forces where installed handlers run: PolicyAuto (default:
+	// budget, helpers and spill), PolicyNIC (NIC cores wherever the
+	// handler's bound fits, never a spill) or PolicyHost (host cores).
+	// NIC.SetPlacement changes it at run time.
+	Placement PlacementPolicy
+
+	// Fair gives every tenant a queue of its own on every core, served by
+	// deficit round robin priced by the handlers' proven instruction
+	// bounds, with a credit of FairQuantum instructions per round and unit
+	// of weight (spec/nic.md, Fair queueing). Default false: one FIFO per
+	// core.
+	Fair bool
+	// FairQuantum is the credit of one round of fair queueing, in
+	// instructions. Default NICBudget, so that any NIC core's message
+	// can be served in one round.
+	FairQuantum uint64
+	// Quota is the quota of every tenant not in Quotas: Weight default 1,
+	// MaxQueued default RxQueueDepth. Quotas apply with Fair.
+	Quota TenantQuota
+	// Quotas are the tenants' own quotas; their zero fields take Quota's.
+	Quotas map[uint64]TenantQuota
+
 	// Outbox receives what handlers send and forward, for every message;
 	// nil leaves both to the message's sink if it is an Outbox (the
 	// network side's sinks are) and refuses them otherwise (the helpers
@@ -102,6 +138,11 @@ type Config struct {
 	// its reply went to its sink: it must be quick and must not block (the
 	// host library rate-limits and logs). nil: nobody is told.
 	Failed func(Failure)
+	// Memory, when set, allocates the memory of every region Register
+	// makes (size zeroed bytes, 8-byte aligned): the XDP tier backs regions
+	// with memory the kernel shares (host.Config.XDP). nil: a memfd where
+	// the JIT may map it, else Go memory.
+	Memory func(size uint64) (*vm.Memory, error)
 	// Trace receives the bytes of the trace helper; nil drops them.
 	// Writes are serialised.
 	Trace io.Writer
@@ -180,6 +221,9 @@ func (c Config) withDefaults() Config {
 	defaults.Set(&c.HostBudget, verifier.DefaultBudget)
 	defaults.Set(&c.SpillThreshold, 128)
 	defaults.Set(&c.BuiltinInsns, 16)
+	defaults.Set(&c.FairQuantum, c.NICBudget)
+	defaults.Set(&c.Quota.Weight, 1)
+	defaults.Set(&c.Quota.MaxQueued, c.RxQueueDepth)
 	return c
 }
 
@@ -202,6 +246,20 @@ func (c Config) validate() error {
 		return fmt.Errorf("nicrt: config: unknown tier %d", c.Tier)
 	case c.Tier == TierJIT && jit.Available() != nil:
 		return fmt.Errorf("nicrt: config: Tier jit: %v", jit.Available())
+	}
+	if err := checkHostLoad(c.HostLoad); err != nil {
+		return fmt.Errorf("nicrt: config: %w", err)
+	}
+	if err := c.checkPlacement(c.Placement); err != nil {
+		return fmt.Errorf("nicrt: config: %w", err)
+	}
+	if err := c.Quota.check("Quota"); err != nil {
+		return err
+	}
+	for t, q := range c.Quotas {
+		if err := q.check(fmt.Sprintf("Quotas[%d]", t)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +25,14 @@ type task struct {
 	// goroutine when the core is idle (the network side's rx loop);
 	// queued is set when enqueue handed it to the core's goroutine instead.
 	inline, queued bool
+	// price is what fair queueing charges: the handler's proven bound.
+	price uint64
+	// enq is when it was queued (nanoseconds since the NIC started).
+	enq int64
+	tc  *tenantCounters
+	// fresh: its tenant had nothing queued on the core before it (fair
+	// queueing); its reply is not held back behind a busy queue.
+	fresh bool
 }
 
 // core is one NIC or host core: a goroutine with its own VM and rx queue.
@@ -31,7 +40,7 @@ type core struct {
 	n    *NIC
 	id   int
 	host bool
-	q    chan task
+	q    *rxQueue
 	// busy is held while the core runs a task: by the core's goroutine,
 	// or by a submitter running one inline (enqueue). queued counts the
 	// tasks sent to q and not yet run, so that an inline run never
@@ -55,6 +64,13 @@ type core struct {
 	// since the queue last ran empty, each once: they are told then.
 	// Only whoever runs the core touches it, with busy held.
 	held []Flusher
+	// pace is the core's virtual clock (Config.Paced, HostLoad); last is
+	// the run just finished, for it. Only the core's goroutine touches
+	// them.
+	pace pacer
+	last lastRun
+	// load is what a steering policy reads of the core (NIC.Load).
+	load coreLoad
 }
 
 type coreCounters struct {
@@ -69,7 +85,7 @@ type coreCounters struct {
 }
 
 func newCore(n *NIC, id int, host bool) *core {
-	c := &core{n: n, id: id, host: host, q: make(chan task, n.cfg.RxQueueDepth)}
+	c := &core{n: n, id: id, host: host, q: newRxQueue(n.cfg.RxQueueDepth, n.cfg.Fair, n.cfg.FairQuantum, n.cfg.quota)}
 	words := make([]uint64, n.cfg.MaxReply/8)
 	c.reply = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), n.cfg.MaxReply)
 	c.env = coreEnv{c: c, rng: rand.New(rand.NewPCG(n.cfg.Seed, uint64(id)))}
@@ -115,42 +131,74 @@ func newCore(n *NIC, id int, host bool) *core {
 
 // enqueue queues t without blocking and counts the placement. A task
 // marked inline runs at once on the caller's goroutine, instead, if the
-// core is idle (nothing queued, nothing running): the same as the core's
-// goroutine taking it next, without the hand-off to that goroutine.
-func (c *core) enqueue(t *task) bool {
-	if t.inline && c.queued.Load() == 0 && c.busy.TryLock() {
+// core is idle (nothing queued, nothing running) and not paced: the same
+// as the core's goroutine taking it next, without the hand-off to that
+// goroutine. A paced core's messages all go through its goroutine, which
+// sleeps off its virtual clock's lead, so that no submitter sleeps.
+func (c *core) enqueue(t *task) pushResult {
+	if t.inline && c.queued.Load() == 0 && !c.paced() && c.busy.TryLock() {
 		if c.queued.Load() == 0 {
 			c.ctr.placed[t.place].Add(1)
 			t.h.ctr.placed[t.place].Add(1)
 			c.task = *t
 			c.runTask()
 			c.busy.Unlock()
-			return true
+			return pushed
 		}
 		c.busy.Unlock()
 	}
 	c.queued.Add(1)
-	select {
-	case c.q <- *t:
-	default:
+	t.enq = c.n.now()
+	if res := c.q.push(t); res != pushed {
 		c.queued.Add(-1)
-		return false
+		return res
 	}
+	t.tc.queued.Add(1)
 	c.ctr.placed[t.place].Add(1)
 	t.h.ctr.placed[t.place].Add(1)
 	t.queued = true
-	return true
+	return pushed
 }
 
 func (c *core) loop() {
-	for t := range c.q {
+	var t task
+	var timer *time.Timer // for pacing
+	for {
+		if !c.q.pop(&t) {
+			break
+		}
 		c.busy.Lock()
 		// Run from a field of the core: a pointer to the loop variable
 		// would move every task to the heap.
-		c.task = t
+		c.task, t = t, task{}
+		fresh := c.task.fresh && c.paced()
+		c.task.tc.queued.Add(-1)
+		c.load.delay(c.n.now() - c.task.enq)
 		c.runTask()
 		c.queued.Add(-1)
+		sleep := c.paceRun()
+		if sleep > 0 || fresh {
+			// The replies of the runs so far go before the core sleeps, and
+			// with a fresh tenant's: a tenant that had nothing queued does
+			// not wait for another's backlog.
+			c.flushHeld()
+		}
 		c.busy.Unlock()
+		if sleep == 0 && fresh {
+			// A paced core runs ahead of its clock in bursts: let whoever a
+			// fresh tenant's sink made ready run now, not at the burst's end.
+			runtime.Gosched()
+		}
+		if sleep > 0 {
+			if timer == nil {
+				timer = time.NewTimer(time.Hour)
+				timer.Stop()
+			}
+			t0 := time.Now()
+			if c.q.sleep(timer, sleep) {
+				c.pace.slept(sleep, time.Since(t0))
+			}
+		}
 	}
 	// The node is closing and nothing runs here any more: free what the
 	// machine holds outside the Go heap (the JIT's linear memories).
@@ -167,13 +215,18 @@ func (c *core) runTask() {
 	}
 	c.run(&c.task)
 	c.task = task{} // keep nothing of the message alive
-	if len(c.q) == 0 && len(c.held) > 0 {
-		for i, f := range c.held {
-			f.Flush(c.id)
-			c.held[i] = nil
-		}
-		c.held = c.held[:0]
+	if c.q.Len() == 0 {
+		c.flushHeld()
 	}
+}
+
+// flushHeld tells the Flushers of the replies held back since it last ran.
+func (c *core) flushHeld() {
+	for i, f := range c.held {
+		f.Flush(c.id)
+		c.held[i] = nil
+	}
+	c.held = c.held[:0]
 }
 
 // hold notes that t's sink may hold its reply back until the queue runs
@@ -208,7 +261,10 @@ func (c *core) run(t *task) {
 	c.account(h, &r, k)
 	c.ctr.requestBytes.Add(uint64(len(t.msg.Payload)))
 	c.ctr.replyBytes.Add(uint64(len(r.Data)))
+	t.tc.served(t.price, r.Insns)
 	d := time.Since(start)
+	c.last = lastRun{arrival: t.enq, tenant: t.msg.Tenant, real: d, model: k.nanos, verb: h.verb != 0}
+	c.load.service(c.serviceTime())
 	c.ctr.busyNanos.Add(uint64(d))
 	h.ctr.runTimes.observe(d)
 	c.hold(t) // before Done, after which the sink may be reused

@@ -24,6 +24,14 @@
 //     bound exceeds the NIC budget, when the verifier's report of its
 //     entry says it may call a host-only helper, or when the NIC queue is
 //     past the spill threshold (iPipe-style);
+//   - the cores' rx queues (queue.go): one FIFO each, or with Config.Fair
+//     a queue per tenant served by deficit round robin priced by the
+//     handlers' proven instruction bounds, with per-tenant quotas;
+//   - pacing (pace.go): with Config.Paced every core takes its runs'
+//     modelled service time in wall time, by a virtual clock that sleeps,
+//     never spins; a modelled application load on the host cores
+//     (Config.HostLoad); the placement policy (auto, nic, host) and the
+//     load signals a steering policy reads (NIC.Load);
 //   - the built-in verbs READ, WRITE, CAS and FETCH-ADD, which replace RDMA
 //     one-sided operations (their requests are nicrt/wire's);
 //   - counters: every placement decision (per handler and per core), every

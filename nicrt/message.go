@@ -124,11 +124,12 @@ const (
 	PlaceHostBudget                  // a host core: the verified bound exceeds the NIC budget
 	PlaceHostHelper                  // a host core: the handler calls a host-only helper
 	PlaceHostSpill                   // a host core: the NIC queue was past the spill threshold
+	PlaceHostForced                  // a host core: the placement policy is host (Config.Placement)
 	PlaceNone                        // nowhere: rejected before it was queued
 	numPlacements   = PlaceNone
 )
 
-var placementNames = [...]string{"nic", "host-budget", "host-helper", "host-spill", "none"}
+var placementNames = [...]string{"nic", "host-budget", "host-helper", "host-spill", "host-forced", "none"}
 
 func (p Placement) String() string {
 	if int(p) < len(placementNames) {
@@ -138,7 +139,7 @@ func (p Placement) String() string {
 }
 
 // OnHost reports whether the placement is a host core.
-func (p Placement) OnHost() bool { return p >= PlaceHostBudget && p <= PlaceHostSpill }
+func (p Placement) OnHost() bool { return p >= PlaceHostBudget && p <= PlaceHostForced }
 
 // Reply is how a message ended. Sink.Done receives it on the core that
 // ran the message (or on Submit's caller for a rejection).

@@ -1,6 +1,7 @@
 package nicrt
 
 import (
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,12 @@ type NIC struct {
 	closed   atomic.Bool
 	rejected [NumStatus]atomic.Uint64
 	traceMu  sync.Mutex
+
+	// hostLoad (float64 bits) and policy are Config.HostLoad and
+	// Config.Placement as SetHostLoad and SetPlacement left them.
+	hostLoad atomic.Uint64
+	policy   atomic.Uint32
+	tenantCt tenantTable
 
 	// digests finds programs by (tenant, ProgramDigest) for
 	// program-relative requests.
@@ -75,6 +82,8 @@ func New(cfg Config) (*NIC, error) {
 		nextHandler: FirstHandlerID,
 		nextRegion:  1,
 	}
+	n.hostLoad.Store(math.Float64bits(cfg.HostLoad))
+	n.policy.Store(uint32(cfg.Placement))
 	for _, verb := range []struct {
 		id   uint32
 		name string
@@ -94,8 +103,13 @@ func New(cfg Config) (*NIC, error) {
 	return n, nil
 }
 
-// Config returns the configuration in effect, defaults filled in.
-func (n *NIC) Config() Config { return n.cfg }
+// Config returns the configuration in effect, defaults filled in, with
+// the host load and placement policy in effect now.
+func (n *NIC) Config() Config {
+	c := n.cfg
+	c.HostLoad, c.Placement = n.HostLoad(), n.Placement()
+	return c
+}
 
 // Cores returns the number of cores, NIC and host: Reply.Core is below it.
 func (n *NIC) Cores() int { return len(n.cores) }
@@ -114,7 +128,7 @@ func (n *NIC) Close() error {
 		runtime.Gosched() // a Submit is between its check and its enqueue
 	}
 	for _, c := range n.cores {
-		close(c.q)
+		c.q.close()
 	}
 	n.wg.Wait()
 	return nil
@@ -126,7 +140,7 @@ func (n *NIC) Close() error {
 func (n *NIC) QueueSpace() int {
 	free := 0
 	for _, c := range n.nic {
-		free += cap(c.q) - len(c.q)
+		free += c.q.Cap() - c.q.Len()
 	}
 	return free
 }

@@ -118,6 +118,10 @@ type HandlerInfo struct {
 	Args, Results []bytecode.Field
 }
 
+// Regions lists the regions linked to the program, in the object's
+// region order.
+func (p *Program) Regions() []*Region { return slices.Clone(p.regions) }
+
 // Handlers lists the program's handlers in the object's order.
 func (p *Program) Handlers() []HandlerInfo {
 	out := make([]HandlerInfo, len(p.handlers))

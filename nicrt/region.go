@@ -97,12 +97,21 @@ func (n *NIC) Register(tenant uint64, name string, size uint64, opts RegionOptio
 	// a file it maps in place (NewMemory still falls back to Go memory
 	// where memfd is refused; the JIT then keeps writers interpreted).
 	var backing *vm.Memory
-	if n.cfg.Tier != TierInterp && jit.Available() == nil {
+	switch {
+	case n.cfg.Memory != nil:
+		var err error
+		if backing, err = n.cfg.Memory(size); err != nil {
+			return nil, fmt.Errorf("nicrt: region %q: %w", name, err)
+		}
+		if uint64(backing.Len()) != size {
+			return nil, fmt.Errorf("nicrt: region %q: Config.Memory gave %d bytes, not %d", name, backing.Len(), size)
+		}
+	case n.cfg.Tier != TierInterp && jit.Available() == nil:
 		var err error
 		if backing, err = vm.NewMemory(size); err != nil {
 			return nil, fmt.Errorf("nicrt: region %q: %w", name, err)
 		}
-	} else {
+	default:
 		backing = vm.HeapMemory(size)
 	}
 	n.mu.Lock()

@@ -17,7 +17,7 @@ func TestSpecTables(t *testing.T) {
 	tb := spectable.Read(t, "../spec/nic.md")
 	rows, all := tb.Last, tb.All
 
-	tb.CheckDefaults(t, "Defaults", DefaultConfig(), "Outbox", "Failed", "Trace", "Seed")
+	tb.CheckDefaults(t, "Defaults", DefaultConfig(), "Outbox", "Failed", "Memory", "Trace", "Seed")
 
 	valueOf := regexp.MustCompile("^[0-9]+$")
 	for s := range Status(NumStatus) {

@@ -19,7 +19,13 @@ const NumStatus = wire.NumRuntimeStatus
 type Placements [numPlacements]uint64
 
 // Total is the number of decisions.
-func (p Placements) Total() uint64 { return p[0] + p[1] + p[2] + p[3] }
+func (p Placements) Total() uint64 {
+	var t uint64
+	for _, v := range p {
+		t += v
+	}
+	return t
+}
 
 // Counters are the counters of one core, or their sum.
 type Counters struct {
@@ -124,6 +130,10 @@ type Stats struct {
 
 	Cores    []CoreStats    // NIC cores first, then host cores
 	Handlers []HandlerStats // by id: verbs first
+	// TenantCounters are the tenants' queues and service, by tenant.
+	TenantCounters []TenantStats
+	// Load is what a steering policy reads (NIC.Load).
+	Load LoadSignals
 }
 
 // Placed returns every placement decision, NIC and host cores together.
@@ -150,7 +160,7 @@ func (n *NIC) Stats() Stats {
 		s.Rejected[i] = n.rejected[i].Load()
 	}
 	for _, c := range n.cores {
-		cs := CoreStats{ID: c.id, Host: c.host, Queued: len(c.q), QueueDepth: cap(c.q), Counters: c.ctr.snapshot()}
+		cs := CoreStats{ID: c.id, Host: c.host, Queued: c.q.Len(), QueueDepth: c.q.Cap(), Counters: c.ctr.snapshot()}
 		s.Cores = append(s.Cores, cs)
 		if c.host {
 			s.Host.add(cs.Counters)
@@ -161,6 +171,8 @@ func (n *NIC) Stats() Stats {
 	if len(n.host) > 0 && n.host[0].jit != nil {
 		s.JIT = n.host[0].jit.Stats()
 	}
+	s.TenantCounters = n.tenantCt.snapshot()
+	s.Load = n.Load()
 	n.handlers.each(func(_ uint32, h *handler) { s.Handlers = append(s.Handlers, h.stats()) })
 	sort.Slice(s.Handlers, func(i, j int) bool { return s.Handlers[i].ID < s.Handlers[j].ID })
 	return s
@@ -218,6 +230,13 @@ func (s Stats) ForTenant(tenant uint64) Stats {
 		}
 	}
 	s.Handlers = hs
+	var ts []TenantStats
+	for _, t := range s.TenantCounters {
+		if t.Tenant == tenant {
+			ts = append(ts, t)
+		}
+	}
+	s.TenantCounters = ts
 	return s
 }
 
@@ -290,6 +309,16 @@ func (s Stats) Counters() []Counter {
 		add(prefix+"queued", uint64(c.Queued))
 		c.Counters.each(prefix, add)
 	}
+	tenantCounterNames(s.TenantCounters, add)
+	for _, c := range []struct {
+		prefix string
+		l      ClassLoad
+	}{{"load.nic.", s.Load.NIC}, {"load.host.", s.Load.Host}} {
+		add(c.prefix+"queued", uint64(c.l.Queued))
+		add(c.prefix+"queue_delay_nanos", uint64(c.l.QueueDelayNanos))
+		add(c.prefix+"service_nanos", uint64(c.l.ServiceNanos))
+	}
+	add("load.host_load_permille", uint64(s.Load.HostLoad*1000+0.5))
 	names := HandlerNames(s.Handlers)
 	for i, h := range s.Handlers {
 		prefix := "handler." + names[i] + "."

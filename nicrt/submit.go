@@ -59,15 +59,14 @@ func (n *NIC) dispatch(msg *Message, sink Sink, inline bool) (st Status, queued 
 	if st != StatusOK {
 		return st, false
 	}
-	t := task{msg: *msg, sink: sink, h: h, inline: inline}
+	t := task{msg: *msg, sink: sink, h: h, inline: inline, price: max(h.maxInsns, 1), tc: n.tenantCt.get(msg.Tenant)}
 	hash := n.steer(msg)
 	if h.verb != 0 {
 		// Verbs run on NIC cores only, as an RDMA NIC runs them; their
 		// tenant is checked against the region they name.
 		t.place = PlaceNIC
-		if !n.nic[hash%uint64(len(n.nic))].enqueue(&t) {
-			h.ctr.rejected.Add(1)
-			return StatusOverloaded, false
+		if res := n.nic[hash%uint64(len(n.nic))].enqueue(&t); res != pushed {
+			return n.refused(&t, res), false
 		}
 		return StatusOK, t.queued
 	}
@@ -77,12 +76,21 @@ func (n *NIC) dispatch(msg *Message, sink Sink, inline bool) (st Status, queued 
 		p.release()
 		return StatusUnknownHandler, false
 	}
-	if !n.place(&t, hash) {
+	if res := n.place(&t, hash); res != pushed {
 		p.release()
-		h.ctr.rejected.Add(1)
-		return StatusOverloaded, false
+		return n.refused(&t, res), false
 	}
 	return StatusOK, t.queued
+}
+
+// refused counts a message no queue took and returns its status.
+func (n *NIC) refused(t *task, res pushResult) Status {
+	if res == pushClosed {
+		return StatusClosed
+	}
+	t.h.ctr.rejected.Add(1)
+	t.tc.dropped.Add(1)
+	return StatusOverloaded
 }
 
 // lookup is the dispatch proper: one table lookup and the tenant check.
@@ -99,19 +107,28 @@ func (n *NIC) lookup(msg *Message) (*handler, Status) {
 }
 
 // place picks the core for t and queues it there: a host core for a
-// handler placed on the host; otherwise the steered NIC core, unless its
-// queue is past the spill threshold and a host core has room.
-func (n *NIC) place(t *task, hash uint64) bool {
+// handler placed on the host or under the host policy; otherwise the
+// steered NIC core, unless the policy is auto, the core's queue is past
+// the spill threshold and a host core has room. Host cores take nothing
+// under a host load of 1.
+func (n *NIC) place(t *task, hash uint64) pushResult {
 	h := t.h
-	if h.place != PlaceNIC {
+	policy := n.Placement()
+	if h.place != PlaceNIC || policy == PolicyHost {
+		if !n.hostOpen() {
+			return pushFull
+		}
 		t.place = h.place
+		if t.place == PlaceNIC {
+			t.place = PlaceHostForced
+		}
 		return n.host[hash%uint64(len(n.host))].enqueue(t)
 	}
 	c := n.nic[hash%uint64(len(n.nic))]
-	if n.cfg.SpillThreshold >= 0 && len(c.q) >= n.cfg.SpillThreshold && len(n.host) > 0 {
+	if policy == PolicyAuto && n.cfg.SpillThreshold >= 0 && c.q.Len() >= n.cfg.SpillThreshold && n.hostOpen() {
 		t.place = PlaceHostSpill
-		if n.host[hash%uint64(len(n.host))].enqueue(t) {
-			return true
+		if n.host[hash%uint64(len(n.host))].enqueue(t) == pushed {
+			return pushed
 		}
 	}
 	t.place = PlaceNIC

@@ -31,12 +31,12 @@ var allowedImports = map[string][]string{
 	"xdp":          {"bytecode", "nicrt/wire", "verifier"},
 
 	"host/peer": {"nicrt/caller", "nicrt/wire", "nicrt/transport", "bytecode", "clientrun", "steer", "vm"},
-	"host":      {"host/peer", "nicrt", "nicrt/server", "nicrt/caller", "nicrt/wire", "nicrt/transport", "bytecode"},
+	"host":      {"host/peer", "nicrt", "nicrt/server", "nicrt/caller", "nicrt/wire", "nicrt/transport", "bytecode", "vm", "xdp"},
 
 	"cmd/naamc": {"bytecode", "vm", "vm/jit", "lang", "compiler", "verifier", "internal/cli"},
 	"cmd/naam": {"host", "nicrt", "bytecode", "vm", "verifier", "compiler", "lang", "examples/call", "examples/kv", "examples/kv/kvnode",
 		"examples/chase", "examples/rpc", "examples/mica", "examples/btree", "internal/bench/benchprog", "internal/bench/kernel", "internal/bench/workload",
-		"internal/bench/memcache", "internal/cli"},
+		"internal/bench/memcache", "internal/cli", "host/peer", "nicrt/wire", "internal/netns", "xdp"},
 
 	"examples/call":            {"host/peer", "nicrt/caller", "nicrt/wire"},
 	"examples/call/calltest":   {"nicrt", "nicrt/caller", "nicrt/wire"},
@@ -54,6 +54,7 @@ var allowedImports = map[string][]string{
 	"examples/internal/servetest": {"bytecode", "host"},
 
 	"internal/cli":          {},
+	"internal/netns":        {},
 	"internal/defaults":     {},
 	"internal/msgpackshape": {},
 	// The benchmark harness: what naam bench and naam demo drive.
@@ -65,10 +66,10 @@ var allowedImports = map[string][]string{
 	"internal/testing/conformance": {},
 	"internal/testing/naameval":    {"lang", "bytecode"},
 	"internal/testing/naamgen":     {},
-	"internal/testing/netns":       {},
+	"internal/testing/netns":       {"internal/netns"},
 	"internal/testing/spectable":   {},
 	"internal/testing/syncbuf":     {},
-	"internal/testing/testprog":    {"bytecode", "internal/bench/benchprog"},
+	"internal/testing/testprog":    {"bytecode", "internal/bench/benchprog", "compiler", "lang"},
 	"internal/testing/verifygen":   {"bytecode"},
 
 	// Where a message runs: the decision alone, shared by the node, the caller and the simulator.

@@ -57,6 +57,12 @@ func HeapMemory(size uint64) *Memory {
 	return &Memory{data: unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), size)}
 }
 
+// ExternalMemory returns data, memory the caller keeps mapped (such as
+// a BPF map's value, shared with the kernel), as a Memory without a file:
+// engines copy it per run, as Go memory. The caller must keep data valid
+// while the Memory is reachable.
+func ExternalMemory(data []byte) *Memory { return &Memory{data: data} }
+
 // Bytes returns the host's view of the memory.
 func (m *Memory) Bytes() []byte { return m.data }
 

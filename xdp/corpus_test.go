@@ -16,10 +16,9 @@ import (
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/compiler"
-	"github.com/naam-project/naam/examples/chase"
 	"github.com/naam-project/naam/examples/kv"
 	"github.com/naam-project/naam/examples/kv/kvnode"
-	"github.com/naam-project/naam/examples/rpc"
+	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/lang"
 )
 
@@ -42,8 +41,8 @@ func tablePrograms(t *testing.T) []program {
 		compile func() (*bytecode.Object, error)
 	}{
 		{"examples/kv", func() (*bytecode.Object, error) { return kvnode.Compile(kv.DefaultConfig()) }},
-		{"examples/chase", func() (*bytecode.Object, error) { return chase.Compile(chase.DefaultConfig()) }},
-		{"examples/rpc", func() (*bytecode.Object, error) { return rpc.Compile(rpc.Config{}) }},
+		{"examples/chase", func() (*bytecode.Object, error) { return testprog.CompileFile(t, "../examples/chase/chase.naam"), nil }},
+		{"examples/rpc", func() (*bytecode.Object, error) { return testprog.CompileFile(t, "../examples/rpc/ledger.naam"), nil }},
 	} {
 		obj, err := ex.compile()
 		if err != nil {

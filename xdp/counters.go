@@ -32,6 +32,7 @@ const (
 	ctrCacheHits
 	ctrRetransmitted
 	ctrUnknownHandler
+	ctrPassTailroom
 	numCounters
 	maxCounters = 40 // room reserved in the scratch
 )
@@ -67,6 +68,7 @@ var counterNames = [numCounters]string{
 	ctrCacheHits:            "cache_hits",
 	ctrRetransmitted:        "retransmitted",
 	ctrUnknownHandler:       "unknown_handler",
+	ctrPassTailroom:         "pass.tailroom",
 }
 
 var _ [maxCounters - numCounters]struct{} // the scratch has room for every counter

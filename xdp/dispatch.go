@@ -42,6 +42,7 @@ func dispatcher(l layout, c Config) (asm.Instructions, error) {
 		peerSlot = -16 // the peer state's pointer
 		actSlot  = -24 // an action kept across a call
 		curSlot  = -32 // a slot's id word as read
+		lenSlot  = -40 // a cached datagram's length
 	)
 	pass := map[counter]string{}
 	passTo := func(c counter) string {
@@ -85,7 +86,7 @@ func dispatcher(l layout, c Config) (asm.Instructions, error) {
 	if c.IP != [4]byte{} {
 		e.add(
 			asm.LoadMem(asm.R4, asm.R2, offIP+16, asm.Word),
-			asm.JNE.Imm(asm.R4, u32imm(binary.LittleEndian.Uint32(c.IP[:])), passTo(ctrPassNotNAAM)),
+			asm.JNE.Imm32(asm.R4, u32imm(binary.LittleEndian.Uint32(c.IP[:])), passTo(ctrPassNotNAAM)),
 		)
 	}
 	e.add(
@@ -188,7 +189,7 @@ func dispatcher(l layout, c Config) (asm.Instructions, error) {
 		asm.LoadMem(asm.R1, asm.R7, rq+3, asm.Byte),
 		asm.JNE.Imm(asm.R1, int32(wire.TypeRequest), passTo(ctrPassType)),
 		asm.LoadMem(asm.R1, asm.R7, rq+28, asm.Word),
-		asm.JNE.Imm(asm.R1, u32imm(c.Node), dropTo(ctrDropWrongDst)),
+		asm.JNE.Imm32(asm.R1, u32imm(c.Node), dropTo(ctrDropWrongDst)),
 		asm.LoadMem(asm.R1, asm.R7, rq+4, asm.Half),
 		asm.StoreMem(asm.R7, metaFlags, asm.R1, asm.Word),
 		asm.And.Imm(asm.R1, ^int32(wire.FlagRetransmit)),
@@ -355,11 +356,15 @@ func dispatcher(l layout, c Config) (asm.Instructions, error) {
 		asm.LoadMem(asm.R3, asm.R8, slotLen, asm.Word),
 		asm.JLT.Imm(asm.R3, wire.HeaderSize, running),
 		asm.JGT.Imm(asm.R3, int32(l.cacheBytes), running),
-		asm.Mov.Reg(asm.R1, asm.R6),
-		asm.Mov.Reg(asm.R2, asm.R8),
-		asm.Add.Imm(asm.R2, slotData),
-		asm.Call.Label(fnTx),
-		asm.StoreMem(asm.R10, actSlot, asm.R0, asm.DWord),
+		asm.StoreMem(asm.R10, lenSlot, asm.R3, asm.DWord),
+		// Copy it into the scratch's reply datagram.
+		asm.Mov.Reg(asm.R2, asm.R3),
+		asm.Mov.Reg(asm.R1, asm.R7),
+		asm.Add.Imm(asm.R1, int32(l.scrRep)),
+		asm.Mov.Reg(asm.R3, asm.R8),
+		asm.Add.Imm(asm.R3, slotData),
+		asm.FnProbeReadKernel.Call(),
+		asm.JNE.Imm(asm.R0, 0, running),
 		// The slot must still hold this id's reply: a newer id may have
 		// taken it while it was copied.
 		asm.Mov.Reg(asm.R1, asm.R9),
@@ -368,11 +373,31 @@ func dispatcher(l layout, c Config) (asm.Instructions, error) {
 		asm.JNE.Reg(asm.R2, asm.R1, tooOld),
 		asm.LoadMem(asm.R2, asm.R8, slotSID, asm.DWord),
 		asm.JNE.Reg(asm.R2, asm.R1, tooOld),
-		asm.LoadMem(asm.R0, asm.R10, actSlot, asm.DWord),
+		// A repeated reply carries the retransmit flag, sealed again, as
+		// the node's (spec/wire.md, Flags): the caller tells the first
+		// try's own answer from it.
+		asm.LoadMem(asm.R1, asm.R7, int16(l.scrRep+4), asm.Half),
+		asm.Or.Imm(asm.R1, int32(wire.FlagRetransmit)),
+		asm.StoreMem(asm.R7, int16(l.scrRep+4), asm.R1, asm.Half),
+		asm.LoadMem(asm.R3, asm.R10, lenSlot, asm.DWord),
+		asm.JLT.Imm(asm.R3, wire.HeaderSize, running),
+		asm.JGT.Imm(asm.R3, int32(l.cacheBytes), running),
+		asm.Sub.Imm(asm.R3, wire.HeaderSize),
+	)
+	e.callSipHash(int32(l.scrRep), asm.R3, int32(l.scrRep)+macFields)
+	e.add(
+		asm.LoadMem(asm.R3, asm.R10, lenSlot, asm.DWord),
+		asm.JLT.Imm(asm.R3, wire.HeaderSize, running),
+		asm.JGT.Imm(asm.R3, int32(l.cacheBytes), running),
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.Mov.Reg(asm.R2, asm.R7),
+		asm.Add.Imm(asm.R2, int32(l.scrRep)),
+		asm.Call.Label(fnTx),
 		asm.JEq.Imm(asm.R0, xdpTx, resent),
+		asm.JEq.Imm(asm.R0, xdpPass, passTo(ctrPassTailroom)),
 	)
 	e.count(ctrDropTx, asm.R1)
-	e.add(asm.Return())
+	e.add(asm.Mov.Imm(asm.R0, xdpDrop), asm.Return())
 	e.label(resent)
 	e.count(ctrCacheHits, asm.R1)
 	e.add(asm.Return())

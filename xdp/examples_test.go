@@ -6,9 +6,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/naam-project/naam/examples/chase"
 	"github.com/naam-project/naam/examples/kv"
 	"github.com/naam-project/naam/examples/kv/kvnode"
+	"github.com/naam-project/naam/internal/testing/testprog"
 )
 
 // TestDiffKV: the KV example's get, put, delete and cas, a random mix
@@ -73,24 +73,24 @@ func TestDiffKV(t *testing.T) {
 // random list.
 func TestDiffChase(t *testing.T) {
 	p := newPair(t, Config{})
-	cfg := chase.DefaultConfig()
-	obj, err := chase.Compile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mem := make([]byte, cfg.RegionSize())
+	// chase.naam as it is: NODES 4096 nodes of 24 bytes (key u64, value
+	// u64, next u32), MAX_HOPS 64, region "chase" (examples/chase).
+	const nodes, nodeSize, maxHops = 4096, 24, 64
+	obj := testprog.CompileFile(t, "../examples/chase/chase.naam")
+	mem := make([]byte, nodes*nodeSize)
 	r := rand.New(rand.NewPCG(9, 10))
-	perm := r.Perm(int(cfg.Nodes))
+	perm := r.Perm(nodes)
 	for i, n := range perm {
 		next := uint32(0xffffffff)
 		if i+1 < len(perm) && r.IntN(50) != 0 {
 			next = uint32(perm[i+1])
 		}
-		if err := chase.SetNode(mem, uint32(n), chase.Node{Key: uint64(i), Value: r.Uint64(), Next: next}); err != nil {
-			t.Fatal(err)
-		}
+		b := mem[n*nodeSize:]
+		binary.LittleEndian.PutUint64(b, uint64(i))
+		binary.LittleEndian.PutUint64(b[8:], r.Uint64())
+		binary.LittleEndian.PutUint32(b[16:], next)
 	}
-	p.region(cfg.Region, cfg.RegionSize(), false, mem)
+	p.region("chase", nodes*nodeSize, false, mem)
 	ids, notServed := p.install(obj)
 	if len(notServed) != 0 {
 		t.Fatalf("not served: %v", notServed)
@@ -103,7 +103,7 @@ func TestDiffChase(t *testing.T) {
 		req := binary.LittleEndian.AppendUint32(nil, head)
 		switch r.IntN(2) {
 		case 0:
-			p.call(ids["walk"], binary.LittleEndian.AppendUint32(req, uint32(r.IntN(int(cfg.MaxHops)+2))))
+			p.call(ids["walk"], binary.LittleEndian.AppendUint32(req, uint32(r.IntN(maxHops+2))))
 		default:
 			req = binary.LittleEndian.AppendUint32(req, 0)
 			p.call(ids["lookup"], binary.LittleEndian.AppendUint64(req, uint64(r.IntN(4200))))

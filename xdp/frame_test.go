@@ -148,13 +148,3 @@ func compile(t testing.TB, name, src string) (*bytecode.Object, *verifier.Report
 
 // replySize is nicrt's reply buffer of a handler (spec/nic.md, Install):
 // the extent of its declared results rounded up to 8, or maxReply.
-func replySize(h bytecode.Handler, maxReply int) int {
-	if len(h.Results) == 0 {
-		return maxReply
-	}
-	var extent uint64
-	for _, f := range h.Results {
-		extent = max(extent, uint64(f.Offset)+uint64(f.Size))
-	}
-	return int(extent+7) &^ 7
-}

@@ -46,7 +46,7 @@ func handlerProgram(l layout, node, id uint32, replySize int, verb bool, body pr
 		// freed by an uninstall and taken by another handler between the
 		// dispatcher's lookup and its tail call must not run it.
 		asm.LoadMem(asm.R1, asm.R7, metaHandler, asm.Word),
-		asm.JNE.Imm(asm.R1, u32imm(id), gone),
+		asm.JNE.Imm32(asm.R1, u32imm(id), gone),
 		asm.LoadMem(asm.R1, asm.R7, metaPlen, asm.Word),
 		asm.JGT.Imm(asm.R1, int32(l.maxPayload), drop),
 		asm.Mov.Reg(asm.R2, asm.R7),

@@ -12,10 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/asm"
-	"github.com/cilium/ebpf/link"
-
 	"github.com/naam-project/naam/internal/testing/netns"
 	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/nicrt/caller"
@@ -78,18 +74,12 @@ func newVethNodeNoSocket(t testing.TB, cfg Config) *vethNode {
 	if err := n.attach(); err != nil {
 		t.Skipf("native XDP on veth unavailable: %v", err)
 	}
-	passProg, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.XDP, License: "GPL",
-		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, xdpPass), asm.Return()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { passProg.Close() })
 	peer, err := p.Ifindex(1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Run(1, func() error {
-		l, err := link.AttachXDP(link.XDPOptions{Program: passProg, Interface: peer, Flags: link.XDPDriverMode})
+		l, err := AttachPass(peer)
 		if err == nil {
 			t.Cleanup(func() { l.Close() })
 		}

@@ -98,7 +98,7 @@ func (p *pair) install(obj *bytecode.Object) (ids map[string]uint32, notServed m
 	for i, h := range prog.Handlers() {
 		ids[h.Name] = h.ID
 		err := p.tier.Install(HandlerSpec{ID: h.ID, Tenant: testTenant, Object: obj, Report: rep, Handler: i,
-			ReplySize: replySize(obj.Handlers[i], p.tier.Config().MaxReply), Regions: regions})
+			ReplySize: ReplySize(obj.Handlers[i], p.tier.Config().MaxReply), Regions: regions})
 		var ns *NotServed
 		switch {
 		case errors.As(err, &ns):

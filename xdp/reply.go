@@ -97,6 +97,7 @@ func emitFinish(e *emitter, l layout, node uint32) {
 	const nSlot, typeSlot, actSlot = -8, -16, -24
 	rep := int16(l.scrRep)
 	noCache, replyCtr, sent, errReply := e.fresh("fin_nocache"), e.fresh("fin_count"), e.fresh("fin_sent"), e.fresh("fin_err")
+	tx, txFailed := e.fresh("fin_tx"), e.fresh("fin_txfail")
 	e.label(fnFinish)
 	e.add(
 		asm.Mov.Reg(asm.R6, asm.R1),
@@ -109,11 +110,16 @@ func emitFinish(e *emitter, l layout, node uint32) {
 		asm.LSh.Imm(asm.R1, 24),
 		asm.Or.Imm(asm.R1, wire.Magic|wire.Version<<16),
 		asm.StoreMem(asm.R7, rep+0, asm.R1, asm.Word),
-		// flags 0, credits
+		// flags, credits
 		mapValue(asm.R1, mapConfig, cfgCredits),
 		asm.LoadMem(asm.R1, asm.R1, 0, asm.Word),
 		asm.And.Imm(asm.R1, 0xffff),
 		asm.LSh.Imm(asm.R1, 16),
+		// the request's retransmit flag, as the node's reply carries it
+		// (spec/wire.md, Flags)
+		asm.LoadMem(asm.R2, asm.R7, metaFlags, asm.Word),
+		asm.And.Imm(asm.R2, int32(wire.FlagRetransmit)),
+		asm.Or.Reg(asm.R1, asm.R2),
 		asm.StoreMem(asm.R7, rep+4, asm.R1, asm.Word),
 		asm.LoadMem(asm.R1, asm.R7, metaTenant, asm.Word),
 		asm.StoreMem(asm.R7, rep+8, asm.R1, asm.Word),
@@ -158,8 +164,11 @@ func emitFinish(e *emitter, l layout, node uint32) {
 		asm.FnProbeReadKernel.Call(),
 		asm.StoreMem(asm.R9, slotLen, asm.R8, asm.Word),
 		asm.StoreImm(asm.R9, slotState, SlotCached, asm.Word),
+		asm.Ja.Label(tx),
 	)
 	e.label(noCache)
+	e.add(asm.Mov.Imm(asm.R9, 0)) // r9: the slot when the reply is cached, else 0
+	e.label(tx)
 	e.add(
 		asm.Mov.Reg(asm.R1, asm.R6),
 		asm.Mov.Reg(asm.R2, asm.R7),
@@ -168,7 +177,15 @@ func emitFinish(e *emitter, l layout, node uint32) {
 		asm.Call.Label(fnTx),
 		asm.StoreMem(asm.R10, actSlot, asm.R0, asm.DWord),
 		asm.JEq.Imm(asm.R0, xdpTx, sent),
+		// No room for the reply in the frame: a cached reply goes up
+		// with the request, which the node answers from the cache.
+		asm.JNE.Imm(asm.R0, xdpPass, txFailed),
+		asm.JEq.Imm(asm.R9, 0, txFailed),
 	)
+	e.count(ctrPassTailroom, asm.R1)
+	e.add(asm.Ja.Label(replyCtr))
+	e.label(txFailed)
+	e.add(asm.Mov.Imm(asm.R0, xdpDrop), asm.StoreMem(asm.R10, actSlot, asm.R0, asm.DWord))
 	e.count(ctrDropTx, asm.R1)
 	e.add(asm.Ja.Label(replyCtr))
 	e.label(sent)
@@ -188,7 +205,7 @@ func emitFinish(e *emitter, l layout, node uint32) {
 }
 
 func emitTx(e *emitter) {
-	drop := e.fresh("tx_drop")
+	drop, noRoom, grown, noHead := e.fresh("tx_drop"), e.fresh("tx_noroom"), e.fresh("tx_grown"), e.fresh("tx_nohead")
 	ip, udp := int16(offIP), int16(offUDP)
 	e.label(fnTx)
 	e.add(
@@ -202,9 +219,13 @@ func emitTx(e *emitter) {
 		asm.Mov.Reg(asm.R2, asm.R8),
 		asm.Add.Imm(asm.R2, offWire),
 		asm.Sub.Reg(asm.R2, asm.R3),
+		asm.StoreMem(asm.R10, -8, asm.R2, asm.DWord),
 		asm.Mov.Reg(asm.R1, asm.R6),
 		asm.FnXdpAdjustTail.Call(),
-		asm.JNE.Imm(asm.R0, 0, drop),
+		asm.JNE.Imm(asm.R0, 0, noRoom),
+	)
+	e.label(grown)
+	e.add(
 		asm.Mov.Reg(asm.R1, asm.R6),
 		asm.Mov.Imm(asm.R2, offWire),
 		asm.Mov.Reg(asm.R3, asm.R7),
@@ -287,6 +308,47 @@ func emitTx(e *emitter) {
 	)
 	e.label(drop)
 	e.add(asm.Mov.Imm(asm.R0, xdpDrop), asm.Return())
+	// No tail room for the reply (veth's frames from a local socket have
+	// little): grow the frame at its head instead, into the headroom every
+	// XDP driver gives (XDP_PACKET_HEADROOM, 256 bytes), and move the
+	// Ethernet, IP and UDP headers to the new start. delta = the growth,
+	// 1 … 1500 (else: pass).
+	e.label(noRoom)
+	e.add(
+		asm.LoadMem(asm.R2, asm.R10, -8, asm.DWord), // delta, as computed for the tail
+		asm.JSLT.Imm(asm.R2, 1, noHead),
+		asm.JSGT.Imm(asm.R2, 1500, noHead),
+		asm.Neg.Imm(asm.R2, 0),
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.FnXdpAdjustHead.Call(),
+		asm.JNE.Imm(asm.R0, 0, noHead),
+		asm.LoadMem(asm.R9, asm.R6, 0, asm.Word),
+		asm.LoadMem(asm.R3, asm.R6, 4, asm.Word),
+		asm.LoadMem(asm.R2, asm.R10, -8, asm.DWord),
+		asm.JSLT.Imm(asm.R2, 1, drop),
+		asm.JSGT.Imm(asm.R2, 1500, drop),
+		asm.Mov.Reg(asm.R4, asm.R9),
+		asm.Add.Reg(asm.R4, asm.R2),
+		asm.Mov.Reg(asm.R1, asm.R4),
+		asm.Add.Imm(asm.R1, offWire),
+		asm.JGT.Reg(asm.R1, asm.R3, drop),
+		asm.Mov.Reg(asm.R1, asm.R9),
+		asm.Add.Imm(asm.R1, offWire),
+		asm.JGT.Reg(asm.R1, asm.R3, drop),
+	)
+	// Forwards, 8 bytes at a time: the destination is before the source.
+	for off := int16(0); off+8 <= offWire; off += 8 {
+		e.add(asm.LoadMem(asm.R1, asm.R4, off, asm.DWord), asm.StoreMem(asm.R9, off, asm.R1, asm.DWord))
+	}
+	e.add(
+		asm.LoadMem(asm.R1, asm.R4, offWire-2, asm.Half),
+		asm.StoreMem(asm.R9, offWire-2, asm.R1, asm.Half),
+		asm.Ja.Label(grown),
+	)
+	// The frame is unchanged: it passes up, where the node sends the
+	// cached reply.
+	e.label(noHead)
+	e.add(asm.Mov.Imm(asm.R0, xdpPass), asm.Return())
 }
 
 func emitCsum(e *emitter) {

@@ -627,3 +627,17 @@ func Probe() error {
 	}
 	return nil
 }
+
+// ReplySize is the reply buffer of handler h on a node whose MaxReply is
+// maxReply (spec/nic.md, Install): the extent of its declared results
+// rounded up to 8, or maxReply when it declares none.
+func ReplySize(h bytecode.Handler, maxReply int) int {
+	if len(h.Results) == 0 {
+		return maxReply
+	}
+	var extent uint64
+	for _, f := range h.Results {
+		extent = max(extent, uint64(f.Offset)+uint64(f.Size))
+	}
+	return int(extent+7) &^ 7
+}

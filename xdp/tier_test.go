@@ -48,7 +48,7 @@ handler inc(x: u64) -> (y: u64) {
 func TestTierIncrement(t *testing.T) {
 	tier := newTestTier(t, Config{})
 	obj, rep := compile(t, "inc.naam", incSource)
-	err := tier.Install(HandlerSpec{ID: 16, Tenant: testTenant, Object: obj, Report: rep, ReplySize: replySize(obj.Handlers[0], DefaultMaxReply)})
+	err := tier.Install(HandlerSpec{ID: 16, Tenant: testTenant, Object: obj, Report: rep, ReplySize: ReplySize(obj.Handlers[0], DefaultMaxReply)})
 	if err != nil {
 		t.Fatalf("%v\n%+v", err, err)
 	}

@@ -82,14 +82,14 @@ func verbBody(verb int, regions []verbRegion, l layout) programBody {
 		labels := make([]string, len(regions))
 		for i, r := range regions {
 			labels[i] = e.fresh(fmt.Sprintf("verb_region%d", r.id))
-			e.add(asm.JEq.Imm(asm.R1, u32imm(r.id), labels[i]))
+			e.add(asm.JEq.Imm32(asm.R1, u32imm(r.id), labels[i]))
 		}
 		e.add(asm.Ja.Label(failTo(statusUnknownRegion)))
 		atomic := verb == verbCAS || verb == verbFetchAdd
 		for i, r := range regions {
 			e.label(labels[i])
 			e.add(
-				asm.JNE.Imm(asm.R9, u32imm(r.tenant), failTo(statusForeignRegion)),
+				asm.JNE.Imm32(asm.R9, u32imm(r.tenant), failTo(statusForeignRegion)),
 				asm.LoadMem(asm.R3, asm.R7, req+0, asm.DWord),
 				asm.LoadImm(asm.R4, int64(r.key), asm.DWord),
 				asm.JNE.Reg(asm.R3, asm.R4, failTo(statusWrongKey)),

@@ -20,6 +20,7 @@ import (
 	"github.com/naam-project/naam/internal/bench/memcache"
 	"github.com/naam-project/naam/internal/bench/workload"
 	"github.com/naam-project/naam/internal/cli"
+	"github.com/naam-project/naam/nicrt"
 )
 
 // benchFlags are naam bench's settings.
@@ -48,13 +49,16 @@ type benchFlags struct {
 	background  int
 	rounds      int
 	modesSet    bool // --modes was given
-	placement   string
+	xdp         bool // bench_xdp.go
+	nic         nicFlags
+	isolation   isolationFlags
+	placement   string // bench_placement.go: --placement as given
 }
 
 func newBenchCmd() *cobra.Command {
 	var f benchFlags
 	cmd := &cobra.Command{
-		Use:   "bench kv|chase|rpc|mica|btree|offloads",
+		Use:   "bench kv|chase|rpc|mica|btree|offloads|isolation",
 		Short: "Measure a workload by active message, RDMA-style and against memcached",
 		Long: `bench starts a server node and a client node in this process on loopback UDP,
 loads the workload's data and drives it with closed-loop clients (--clients,
@@ -84,6 +88,14 @@ tenants and reports the probe handler's latency with 1 and with all of
 them installed (p99_ratio), and the install and uninstall times;
 --background N keeps N calls to the programs' other handler in flight;
 --rounds alternates the two --rounds times (uninstalling in between).
+isolation runs, per mode (fair: per-tenant fair queueing; fifo: one queue
+per core), a victim tenant's cheap probe at --victim-rate alone and while
+an aggressor tenant keeps --aggressor-calls handlers near the NIC budget in
+flight on --nic-cores paced NIC cores (placement nic unless --placement
+is given), and reports the victim's p99 against its solo p99
+(victim_p99_ratio) and the aggressor's throughput. --host-load,
+--placement, --paced, --fair and --tenant-quota set the server node's NIC
+model in every workload.
 
 Results print as a table, or with --json as one JSON object:
   {"workload": …, "modes": [{"mode", "ops_per_sec", "p50_us", "p99_us", "round_trips_per_op"}, …]}
@@ -102,9 +114,10 @@ bar shows on a terminal (stderr).`,
   naam bench btree --records 1000000 --mix c --cache-levels 2
   naam bench offloads --programs 500 --tenants 100 --json`,
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: []string{"kv", "chase", "rpc", "mica", "btree", "offloads"},
+		ValidArgs: []string{"kv", "chase", "rpc", "mica", "btree", "offloads", "null", "isolation"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.modesSet = cmd.Flags().Changed("modes")
+			f.nic.pacedSet, f.nic.placementSet = cmd.Flags().Changed("paced"), cmd.Flags().Changed("placement")
 			return runBench(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f)
 		},
 	}
@@ -119,6 +132,7 @@ bar shows on a terminal (stderr).`,
 	fl.Uint64Var(&f.ops, "ops", 0, "operations per mode (0: until --duration)")
 	fl.StringVar(&f.modes, "modes", "am,rdma", "modes to run, comma-separated: am, rdma; btree also rdma-cached (its default: all three)")
 	fl.StringVar(&f.against, "against", "", "also run the baseline: memcached")
+	fl.BoolVar(&f.xdp, "xdp", false, "null, kv: over a veth pair between two network namespaces (root), the plain UDP ping-pong (null), the user-space node and the XDP tier in one run (bench_xdp.go)")
 	fl.BoolVar(&f.json, "json", false, "print the results as one JSON object")
 	fl.StringVar(&f.plot, "plot", "", "write latency CDFs and throughput per mode to this PNG")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the key generators")
@@ -132,8 +146,10 @@ bar shows on a terminal (stderr).`,
 	fl.IntVar(&f.programs, "programs", 500, "offloads: distinct programs installed")
 	fl.IntVar(&f.tenants, "tenants", 100, "offloads: tenants the programs belong to (round robin)")
 	fl.IntVar(&f.background, "background", 0, "offloads: calls kept in flight to the programs' run handlers while the probe is measured")
-	fl.StringVar(&f.placement, "placement", "", "kv: run the handlers at each placement instead of --modes: client, node, auto or all (bench_placement.go)")
 	fl.IntVar(&f.rounds, "rounds", 3, "offloads: rounds of (1 program, all programs); --duration and --ops are each phase's total over the rounds")
+	f.nic.register(fl, false)
+	placementFlag(fl, &f) // bench_placement.go: kv's client, node and all
+	f.isolation.register(fl)
 	return cmd
 }
 
@@ -152,8 +168,21 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 	if f.clients < 1 || f.outstanding < 1 {
 		return fmt.Errorf("--clients and --outstanding must be positive")
 	}
+	byPlacement, err := placementBench(workloadName, f) // bench_placement.go
+	if err != nil {
+		return err
+	}
 	if workloadName == "offloads" {
 		return runOffloads(ctx, stdout, stderr, f)
+	}
+	if workloadName == "isolation" {
+		return runIsolation(ctx, stdout, stderr, f)
+	}
+	var ncfg nicrt.Config
+	f.nic.apply(&ncfg)
+	if f.xdp || workloadName == "null" {
+		return runBenchXDP(ctx, stdout, stderr, workloadName, f, workload.Config{Mix: mix, Keys: dist, Records: f.records, ValueSize: f.valueSize,
+			Clients: f.clients, Outstanding: f.outstanding, Ops: f.ops, Duration: f.duration, Seed: f.seed})
 	}
 	if workloadName == "btree" && !f.modesSet {
 		f.modes = "am,rdma," + modeRDMACached
@@ -186,11 +215,8 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 		Mix: mix, Keys: dist, Records: f.records, ValueSize: f.valueSize,
 		Clients: f.clients, Outstanding: f.outstanding, Ops: f.ops, Duration: f.duration, Seed: f.seed,
 	}
-	if f.placement != "" && (workloadName != "kv" || f.modesSet || f.against != "") {
-		return cli.Errorf(cli.ExitUsage, "--placement is kv's, and goes without --modes and --against")
-	}
 
-	server, err := host.Start(host.Config{Name: "bench-server"})
+	server, err := host.Start(host.Config{Name: "bench-server", NIC: ncfg})
 	if err != nil {
 		return err
 	}
@@ -200,7 +226,7 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 		return err
 	}
 	defer client.Close()
-	if f.placement != "" {
+	if byPlacement {
 		return runKVPlacement(ctx, stdout, stderr, f, wcfg, server, client)
 	}
 

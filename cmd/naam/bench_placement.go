@@ -6,37 +6,96 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"text/tabwriter"
+
+	"github.com/spf13/pflag"
 
 	"github.com/naam-project/naam/examples/kv"
 	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/internal/bench/workload"
 	"github.com/naam-project/naam/internal/cli"
+	"github.com/naam-project/naam/nicrt"
 )
 
-// The placements naam bench kv --placement runs. The caller chooses
-// between running a handler itself (client) and sending it to the node
-// (node: the node places it on its NIC or host cores); auto chooses per
-// message. Forcing the node's NIC or its host cores (host, nic) needs the
-// NIC model to take a forced placement, which it does not yet.
-var benchPlacements = []string{"client", "node", "auto"}
+// The placements naam bench kv --placement runs: the node's core classes
+// forced (host, nic: nicrt.PolicyHost, PolicyNIC, the caller sending
+// every call), the caller running the handler itself (client), and both
+// choosing (auto: the caller between itself and the node, the node
+// between its cores). node is the caller sending every call and the node
+// placing it by its own policy.
+var benchPlacements = []string{"host", "nic", "client", "auto"}
+
+// benchPlacementValue is naam bench's --placement: the node's policy
+// (auto, nic, host: nicFlags) for every workload, and for kv also client,
+// node and all, which name caller-side placements.
+type benchPlacementValue struct {
+	node *placementValue
+	raw  *string
+}
+
+func (v benchPlacementValue) String() string { return *v.raw }
+func (v benchPlacementValue) Type() string   { return "auto|nic|host|client|node|all" }
+func (v benchPlacementValue) Set(s string) error {
+	*v.raw = s
+	switch s {
+	case "client", "node", "all":
+		return nil
+	}
+	return v.node.Set(s)
+}
+
+// placementFlag makes bench's --placement (registered by nicFlags) take
+// kv's caller-side placements too.
+func placementFlag(fl *pflag.FlagSet, f *benchFlags) {
+	pf := fl.Lookup("placement")
+	pf.Value = benchPlacementValue{node: &f.nic.placement, raw: &f.placement}
+	pf.Usage = "where handlers run: auto, nic or host (the node's policy); kv without --modes runs its handlers at each: host, nic, client, node, auto or all (host, nic, client, auto), with round trips per GET and a check of the client's GETs"
+}
+
+// placementBench says whether runBench runs kv by placement
+// (runKVPlacement), and refuses the caller-side placements elsewhere.
+func placementBench(workload string, f benchFlags) (bool, error) {
+	if f.placement == "" {
+		return false, nil
+	}
+	if workload == "kv" && !f.modesSet && f.against == "" && !f.xdp {
+		return true, nil
+	}
+	switch f.placement {
+	case "client", "node", "all":
+		return false, cli.Errorf(cli.ExitUsage, "--placement %s is kv's, and goes without --modes, --against and --xdp", f.placement)
+	}
+	return false, nil
+}
 
 // placementModes reads --placement: one placement, or all of them.
 func placementModes(s string) ([]string, error) {
-	switch s {
-	case "all":
+	if s == "all" {
 		return benchPlacements, nil
-	case "host", "nic":
-		return nil, cli.Errorf(cli.ExitUsage, "--placement %s: forcing the node's NIC or host cores is not available yet; the placements are client, node, auto and all", s)
 	}
-	for _, m := range benchPlacements {
-		if m == s {
-			return []string{s}, nil
-		}
+	if s == "node" || slices.Contains(benchPlacements, s) {
+		return []string{s}, nil
 	}
-	return nil, cli.Errorf(cli.ExitUsage, "--placement %q: want client, node, auto or all", s)
+	return nil, cli.Errorf(cli.ExitUsage, "--placement %q: want host, nic, client, node, auto or all", s)
+}
+
+// placementOf is where a mode's calls run: the caller's placement and
+// the node's policy.
+func placementOf(mode string) (host.Placement, nicrt.PlacementPolicy) {
+	switch mode {
+	case "host":
+		return host.AtNode, nicrt.PolicyHost
+	case "nic":
+		return host.AtNode, nicrt.PolicyNIC
+	case "client":
+		return host.AtClient, nicrt.PolicyAuto
+	case "auto":
+		return host.Auto, nicrt.PolicyAuto
+	}
+	return host.AtNode, nicrt.PolicyAuto
 }
 
 // placementMode is one placement's line of the JSON document: the
@@ -106,7 +165,10 @@ func runKVPlacement(ctx context.Context, stdout, stderr io.Writer, f benchFlags,
 	var runs []workload.ModeRun
 	var lines []placementMode
 	for _, mode := range modes {
-		pl, _ := host.ParsePlacement(mode)
+		pl, policy := placementOf(mode)
+		if err := server.NIC().SetPlacement(policy); err != nil {
+			return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %w", mode, err)}
+		}
 		p, get, err := dial(pl)
 		if err != nil {
 			return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %w", mode, err)}

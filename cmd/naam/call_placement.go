@@ -58,7 +58,7 @@ func (c *callPlacement) prepare(stderr io.Writer, p *host.Peer) (host.Placement,
 func parsePlacement(s string) (host.Placement, error) {
 	switch s {
 	case "host", "nic":
-		return 0, cli.Errorf(cli.ExitUsage, "--placement %s: forcing the node's NIC or host cores is not available; the caller's placements are node (the node places it), client and auto", s)
+		return 0, cli.Errorf(cli.ExitUsage, "--placement %s: a call cannot force the node's NIC or host cores (the node's own --placement does); a caller places a call at the node (which places it on its cores), at the client or auto", s)
 	}
 	pl, err := host.ParsePlacement(s)
 	if err != nil {

@@ -25,12 +25,14 @@ type clientFlags struct {
 	secretFile string
 	timeout    time.Duration
 	join       []string
+	mac        string
 }
 
 func (c *clientFlags) add(cmd *cobra.Command) {
 	cmd.Flags().Uint32Var(&c.tenant, "tenant", 1, "tenant to act for")
 	cmd.Flags().StringVar(&c.secretFile, "secret-file", "", "file holding the tenant's key (default $NAAM_SECRET, else the development key)")
 	cmd.Flags().DurationVar(&c.timeout, "timeout", 5*time.Second, "give up after this long")
+	cmd.Flags().StringVar(&c.mac, "mac", "", "MAC algorithm of the tenant's key: hmac-sha256 (default) or siphash-2-4-128, as the node's --mac")
 	cmd.Flags().StringArrayVar(&c.join, "join", nil, "join the cluster through this gossip address (repeatable), so that ADDR may be a member's name")
 }
 
@@ -63,7 +65,7 @@ func (c *clientFlags) with(cmd *cobra.Command, addr string, f func(context.Conte
 		if err != nil {
 			return cli.Errorf(cli.ExitUsage, "ADDR: %w", err)
 		}
-		if p, err = host.Dial(ctx, ap.String(), c.tenant, secret, 0); err != nil {
+		if p, err = dialMAC(ctx, ap, c.tenant, secret, c.mac); err != nil {
 			return nodeError(err)
 		}
 		defer p.Close()
@@ -89,8 +91,12 @@ func (c *clientFlags) joinCluster(secret []byte) (*host.Node, error) {
 	}
 	var id [4]byte
 	rand.Read(id[:])
+	mac, err := parseMAC(c.mac)
+	if err != nil {
+		return nil, err
+	}
 	n, err := host.Start(host.Config{
-		Name: "naam-cli-" + hex.EncodeToString(id[:]), Tenant: c.tenant, Secret: secret,
+		Name: "naam-cli-" + hex.EncodeToString(id[:]), Tenant: c.tenant, Secret: secret, MAC: mac,
 		Gossip: gossip, Join: c.join, Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {

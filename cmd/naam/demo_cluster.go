@@ -27,8 +27,11 @@ other through membership), compiles and installs the example handlers,
 loads data, and runs a short workload twice: once with one active message
 per operation, once the way an RDMA client does it, with one-sided READs.
 It prints round trips per operation, median and p99 latency and throughput
-for a KV GET and for a 64-hop pointer chase, then runs the benchmark
-programs in the eBPF interpreter beside the kernel's JIT.`,
+for a KV GET and for a 64-hop pointer chase; where it can (root, XDP),
+the same GETs answered in the kernel by the XDP tier beside the node in
+user space, over a veth pair between two namespaces (elsewhere one line
+says why not); then runs the benchmark programs in the eBPF interpreter
+beside the kernel's JIT.`,
 		Example: "  naam demo\n  naam demo --records 100000 --ops 50000",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -42,6 +45,10 @@ programs in the eBPF interpreter beside the kernel's JIT.`,
 			defer cancel()
 			w := cmd.OutOrStdout()
 			if err := runClusterDemo(ctx, w, records, ops); err != nil {
+				return &cli.ExitError{Code: 1, Err: err}
+			}
+			fmt.Fprintln(w)
+			if err := runXDPDemo(ctx, w, records, ops); err != nil {
 				return &cli.ExitError{Code: 1, Err: err}
 			}
 			fmt.Fprintln(w)

@@ -45,6 +45,8 @@ type nodeFlags struct {
 	LogFormat  string
 	AddrFile   string
 	Tier       string
+	xdp        xdpFlags
+	NIC        nicFlags
 }
 
 func newNodeCmd() *cobra.Command {
@@ -114,7 +116,9 @@ When the node is ready it prints one line to stdout:
 	fl.StringVar(&f.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fl.StringVar(&f.LogFormat, "log-format", "text", "text or json (logs go to stderr)")
 	fl.StringVar(&f.AddrFile, "addr-file", "", "write the address the node listens on to this file when ready")
+	f.xdp.add(fl)
 	fl.StringVar(&f.Tier, "tier", "interp", "how host cores run handlers: interp, jit (wasmtime; needs a cgo build) or auto (the JIT once a handler is hot)")
+	f.NIC.register(fl, true)
 	return cmd
 }
 
@@ -343,11 +347,16 @@ func runNode(ctx context.Context, stdout, stderr io.Writer, f nodeFlags) error {
 	default:
 		return fmt.Errorf("--tier %q: want interp, jit or auto", f.Tier)
 	}
-	n, err := host.Start(host.Config{
+	f.NIC.apply(&ncfg)
+	cfg := host.Config{
 		NIC:  ncfg,
 		Name: f.Name, Listen: f.Listen, Advertise: f.Advertise, ID: f.ID, Tenant: f.Tenant, Secret: secret, Queues: f.Queues,
 		Gossip: f.Gossip, Join: f.Join, Peers: f.Peers, Logger: log,
-	})
+	}
+	if err := f.xdp.apply(&cfg); err != nil {
+		return err
+	}
+	n, err := host.Start(cfg)
 	if err != nil {
 		return err
 	}

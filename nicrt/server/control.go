@@ -124,6 +124,9 @@ func (s *Server) control(req *wire.Header, body []byte) ([]byte, nicrt.Status, s
 		if !ok || p.Tenant != tenant {
 			return nil, nicrt.StatusControlFailed, fmt.Sprintf("tenant %d has no program %d", tenant, m.Program)
 		}
+		if s.cfg.Front != nil {
+			s.cfg.Front.Uninstalling(p)
+		}
 		if err := s.nic.Uninstall(p); err != nil {
 			return nil, nicrt.StatusControlFailed, err.Error()
 		}
@@ -153,6 +156,9 @@ func (s *Server) control(req *wire.Header, body []byte) ([]byte, nicrt.Status, s
 // that reading the counters never counts as an error.
 func (s *Server) statsPage(tenant uint64, m *wire.StatsRequest) ([]byte, nicrt.Status, string) {
 	all := append(s.nic.Stats().ForTenant(tenant).Counters(), s.Stats().Counters()...)
+	if s.cfg.Front != nil {
+		all = append(all, s.cfg.Front.Counters()...)
+	}
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	page := &wire.StatsReply{}
 	// The body's envelope, then per counter its two keys and values: a
@@ -209,6 +215,9 @@ func (s *Server) register(tenant uint32, m *wire.Register) (*nicrt.Region, strin
 		return nil, "register: " + err.Error()
 	}
 	s.wireRegions[r.ID] = wireRegion{tenant: tenant, size: m.Size}
+	if s.cfg.Front != nil {
+		s.cfg.Front.Registered(r)
+	}
 	return r, ""
 }
 
@@ -237,7 +246,13 @@ func (s *Server) unregister(tenant uint32, id uint32) string {
 	if !ok || r.Tenant != uint64(tenant) {
 		return fmt.Sprintf("unregister: tenant %d has no region %d", tenant, id)
 	}
+	if s.cfg.Front != nil {
+		s.cfg.Front.Unregistering(r)
+	}
 	if err := s.nic.Unregister(r); err != nil {
+		if s.cfg.Front != nil {
+			s.cfg.Front.Registered(r) // still registered: reachable again
+		}
 		return "unregister: " + err.Error()
 	}
 	s.ctlMu.Lock()
@@ -290,6 +305,9 @@ func (s *Server) install(req *wire.Header, m *wire.Install) (*wire.InstallReply,
 	p, err := s.nic.InstallWith(uint64(req.Tenant), obj, u.opts)
 	if err != nil {
 		return nil, nicrt.StatusControlFailed, err.Error()
+	}
+	if s.cfg.Front != nil {
+		s.cfg.Front.Installed(p, obj)
 	}
 	r := &wire.InstallReply{Received: received, Program: p.ID}
 	for _, h := range p.Handlers() {

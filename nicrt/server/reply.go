@@ -24,6 +24,9 @@ type inflight struct {
 	oneway bool
 	fwd    []byte
 	fwdTo  transport.Addr
+	// shared: the id is claimed in the Front's window too; its end is
+	// recorded there (cache).
+	shared bool
 }
 
 // Held names the server as the Flusher of the replies it holds back.
@@ -167,6 +170,13 @@ func (in *inflight) send(core int, to transport.Addr, b []byte) {
 // (slotNotCached).
 func (in *inflight) cache(state slotState, dgram []byte) {
 	s, pr, id := in.s, in.peer, in.hdr.RequestID
+	if in.shared {
+		var reply []byte
+		if state == slotDone {
+			reply = dgram
+		}
+		s.cfg.Front.Complete(in.hdr.Tenant, in.hdr.Src, id, reply)
+	}
 	pr.mu.Lock()
 	slot := pr.slot(id)
 	pr.running--
@@ -212,7 +222,7 @@ func (s *Server) uncache(pr *peer, slot *cacheSlot) {
 func (in *inflight) release() {
 	s := in.s
 	in.q, in.peer, in.hdr, in.relay = nil, nil, wire.Header{}, false
-	in.oneway, in.fwd, in.fwdTo = false, nil, transport.Addr{}
+	in.oneway, in.fwd, in.fwdTo, in.shared = false, nil, transport.Addr{}, false
 	s.pool.Put(in)
 	s.inflight.Done()
 }

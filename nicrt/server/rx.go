@@ -20,6 +20,7 @@ type rxQueue struct {
 	tx    *transport.TxQueue
 	ps    []transport.Packet
 	slots []*inflight // slots[i].buf is ps[i].Buf
+	front []byte      // a reply read from the Front's cache
 }
 
 // take gives slot i of the queue a fresh inflight and its buffer.
@@ -155,6 +156,10 @@ type routed struct {
 	key     peerKey        // the window it belongs to
 	replyTo transport.Addr // where its reply goes
 	relay   bool           // replyTo is the forwarding node's, which passes the reply on
+	shared  bool           // claimed in the Front's window too: its end goes there
+	// answered: the Front's window says the server answered it before, so
+	// it must not run, whatever the server's own window says now.
+	answered bool
 }
 
 // route reads pkt's route prefixes, if it has any: which window the
@@ -192,10 +197,18 @@ func (q *rxQueue) route(pkt *wire.Packet, from transport.Addr) (routed, bool) {
 func (q *rxQueue) admit(pkt *wire.Packet, rt *routed) (*peer, bool) {
 	s := q.s
 	id := pkt.RequestID
+	if s.cfg.Front != nil && rt.key.kind == peerDirect {
+		goOn, shared, answered := q.frontAdmit(pkt, rt)
+		if !goOn {
+			return nil, false
+		}
+		rt.shared, rt.answered = shared, answered
+	}
 	var pr *peer
 	for {
 		if pr = s.peer(rt.key); pr == nil {
 			s.ctr.peersFull.Add(1)
+			q.frontAbandon(pkt, rt)
 			return nil, false
 		}
 		pr.mu.Lock()
@@ -208,10 +221,16 @@ func (q *rxQueue) admit(pkt *wire.Packet, rt *routed) (*peer, bool) {
 	if pr.hasFloor && id <= pr.floor {
 		pr.mu.Unlock()
 		s.ctr.replaysEvicted.Add(1)
+		q.frontAbandon(pkt, rt)
 		return nil, false
 	}
 	switch pr.win.Observe(id) {
 	case wire.IDNew:
+		if rt.answered { // its state here was evicted since: it ran once
+			pr.mu.Unlock()
+			s.ctr.replaysUncached.Add(1)
+			return nil, false
+		}
 		slot := pr.slot(id)
 		slot.id, slot.state = id, slotRunning
 		pr.running++
@@ -223,6 +242,7 @@ func (q *rxQueue) admit(pkt *wire.Packet, rt *routed) (*peer, bool) {
 		pr.mu.Unlock()
 		s.ctr.replaysTooOld.Add(1)
 	}
+	q.frontAbandon(pkt, rt)
 	return nil, false
 }
 
@@ -278,6 +298,7 @@ func (q *rxQueue) duplicate(pr *peer, slot *cacheSlot, id uint64, rt *routed) {
 func (q *rxQueue) dispatch(in *inflight, pkt *wire.Packet, rt *routed, pr *peer) (handed bool) {
 	s := q.s
 	in.peer, in.addr, in.relay, in.hdr, in.oneway = pr, rt.replyTo, rt.relay, pkt.Header, rt.key.kind == peerOneWay
+	in.shared = rt.shared
 	s.inflight.Add(1)
 	if pkt.Type == wire.TypeControl {
 		s.ctr.control.Add(1)

@@ -79,6 +79,11 @@ type ServerConfig struct {
 	// is sent but not kept: a duplicate of its request is dropped
 	// (drop.not_cached), never run again. Defaults 256 MiB and 64 MiB.
 	MaxReplyCacheBytes, MaxTenantReplyCacheBytes uint64
+	// Front, when set, is the tier in front of the server on its port
+	// (the XDP tier): the server shares the windows and reply cache of
+	// caller streams with it, tells it of what the control plane installs
+	// and registers, and shows its counters (Front). nil: none.
+	Front Front
 }
 
 // Server is the network side of a NIC: it reads requests from its rx

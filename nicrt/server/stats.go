@@ -25,6 +25,7 @@ type serverCounters struct {
 	relayed, relayUnmatched                           atomic.Uint64
 	uploadsExpired, uploadsDropped                    atomic.Uint64
 	notCached, duplicatesNotCached, controlRefused    atomic.Uint64
+	frontCacheHits                                    atomic.Uint64
 }
 
 // ServerStats is a snapshot of a Server's counters (spec/nic.md, Network
@@ -93,6 +94,9 @@ type ServerStats struct {
 	CacheBytes          int64  // held now
 	NotCached           uint64 // replies and forwards sent but not kept: past a limit
 	DuplicatesNotCached uint64 // dropped: a duplicate whose reply was not kept
+	// FrontCacheHits: duplicates answered from the Front's cache (the
+	// reply was sent by the tier in front), among CacheHits.
+	FrontCacheHits uint64
 }
 
 // Dropped is the number of datagrams dropped for any reason.
@@ -127,6 +131,7 @@ func (s *Server) Stats() ServerStats {
 		Relayed: c.relayed.Load(), RelayUnmatched: c.relayUnmatched.Load(),
 		UploadsExpired: c.uploadsExpired.Load(), UploadsDropped: c.uploadsDropped.Load(),
 		ControlRefused: c.controlRefused.Load(), CacheBytes: s.cacheBytes.Load(), NotCached: c.notCached.Load(), DuplicatesNotCached: c.duplicatesNotCached.Load(),
+		FrontCacheHits: c.frontCacheHits.Load(),
 	}
 	st.Malformed, st.BadMAC, st.UnknownTenant = c.DecodeErrors.Snapshot()
 	for _, q := range s.queues {
@@ -173,6 +178,7 @@ func (s ServerStats) Counters() []nicrt.Counter {
 		{Name: "server.uploads_dropped", Value: s.UploadsDropped},
 		{Name: "server.cache_bytes", Value: uint64(max(s.CacheBytes, 0))}, {Name: "server.not_cached", Value: s.NotCached},
 		{Name: "server.drop.not_cached", Value: s.DuplicatesNotCached}, {Name: "server.control_refused", Value: s.ControlRefused},
+		{Name: "server.front_cache_hits", Value: s.FrontCacheHits},
 	}
 	for i, v := range s.Malformed {
 		out = append(out, nicrt.Counter{Name: "server.drop.malformed." + wire.Malformed(i).String(), Value: v})

@@ -26,6 +26,14 @@ type ServerConfig struct {
 	Threads int
 	// StartTimeout bounds the wait for the port to accept; default 5 s.
 	StartTimeout time.Duration
+	// IP is the address memcached listens on; default 127.0.0.1.
+	IP string
+	// Prefix runs memcached through another command, such as
+	// {"ip", "netns", "exec", NS} to run it in a network namespace.
+	Prefix []string
+	// Dial connects to the server for the readiness check; default
+	// net.Dialer in this thread's namespace.
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
 }
 
 // Server is a memcached process that Start runs on 127.0.0.1.
@@ -55,6 +63,15 @@ func Start(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 	if cfg.StartTimeout <= 0 {
 		cfg.StartTimeout = 5 * time.Second
+	}
+	if cfg.IP == "" {
+		cfg.IP = "127.0.0.1"
+	}
+	if cfg.Dial == nil {
+		cfg.Dial = func(ctx context.Context, addr string) (net.Conn, error) {
+			d := net.Dialer{Timeout: 100 * time.Millisecond}
+			return d.DialContext(ctx, "tcp", addr)
+		}
 	}
 	// The port is found free and then handed to memcached, so another
 	// process may take it in between: try a few.
@@ -87,15 +104,16 @@ func start(ctx context.Context, path string, cfg ServerConfig) (*Server, error) 
 		return nil, fmt.Errorf("memcache: %w", err)
 	}
 	args := []string{
-		"-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0",
+		"-l", cfg.IP, "-p", strconv.Itoa(port), "-U", "0",
 		"-m", strconv.Itoa(cfg.MemoryMB), "-t", strconv.Itoa(cfg.Threads),
 		"-c", "4096",
 	}
 	if os.Geteuid() == 0 {
 		args = append(args, "-u", "root") // memcached refuses root without -u
 	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), exited: make(chan struct{}), stderr: &strings.Builder{}}
-	s.cmd = exec.Command(path, args...)
+	s := &Server{Addr: net.JoinHostPort(cfg.IP, strconv.Itoa(port)), exited: make(chan struct{}), stderr: &strings.Builder{}}
+	argv := append(append(append([]string(nil), cfg.Prefix...), path), args...)
+	s.cmd = exec.Command(argv[0], argv[1:]...)
 	s.cmd.Stderr = s.stderr
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("memcache: start %s: %w", path, err)
@@ -106,7 +124,7 @@ func start(ctx context.Context, path string, cfg ServerConfig) (*Server, error) 
 	}()
 	deadline := time.Now().Add(cfg.StartTimeout)
 	for {
-		conn, err := net.DialTimeout("tcp", s.Addr, 100*time.Millisecond)
+		conn, err := cfg.Dial(ctx, s.Addr)
 		if err == nil {
 			conn.Close()
 			return s, nil

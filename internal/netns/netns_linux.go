@@ -3,6 +3,7 @@
 package netns
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -11,49 +12,50 @@ import (
 	"runtime"
 	"strings"
 	"sync/atomic"
-	"testing"
 
 	"golang.org/x/sys/unix"
 )
 
-// Pair is two namespaces, side 0 and side 1, and the veth between them.
-type Pair struct {
-	NS   [2]string     // namespace names
-	Dev  [2]string     // the veth end in each
-	Addr [2]netip.Addr // 198.18.N.1 and 198.18.N.2
-	MAC  [2]net.HardwareAddr
-}
-
 var seq atomic.Int32
 
-// New creates a pair for t, or skips t with the reason it cannot.
-func New(t testing.TB) *Pair {
-	t.Helper()
+// New creates a pair: two namespaces, a veth between them with an
+// address at each end, both ends and loopback up. Close removes it.
+func New() (p *Pair, err error) {
 	if os.Geteuid() != 0 {
-		t.Skip("network namespaces need root")
+		return nil, fmt.Errorf("%w: network namespaces need root", ErrUnavailable)
 	}
 	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("the ip tool is not installed")
+		return nil, fmt.Errorf("%w: the ip tool is not installed", ErrUnavailable)
 	}
 	n := seq.Add(1)
 	id := fmt.Sprintf("%d-%d", os.Getpid()%100_000, n)
-	p := &Pair{
+	p = &Pair{
 		NS:   [2]string{"naamx-a-" + id, "naamx-b-" + id},
 		Dev:  [2]string{fmt.Sprintf("nxa%d_%d", os.Getpid()%10_000, n), fmt.Sprintf("nxb%d_%d", os.Getpid()%10_000, n)},
 		Addr: [2]netip.Addr{netip.AddrFrom4([4]byte{198, 18, byte(n), 1}), netip.AddrFrom4([4]byte{198, 18, byte(n), 2})},
 	}
 	if out, err := exec.Command("ip", "netns", "add", p.NS[0]).CombinedOutput(); err != nil {
-		t.Skipf("ip netns unavailable: %v: %s", err, strings.TrimSpace(string(out)))
+		return nil, fmt.Errorf("%w: ip netns: %v: %s", ErrUnavailable, err, strings.TrimSpace(string(out)))
 	}
-	t.Cleanup(func() { exec.Command("ip", "netns", "del", p.NS[0]).Run() })
-	p.must(t, "ip", "netns", "add", p.NS[1])
-	t.Cleanup(func() { exec.Command("ip", "netns", "del", p.NS[1]).Run() })
-	p.must(t, "ip", "link", "add", p.Dev[0], "type", "veth", "peer", "name", p.Dev[1])
+	defer func() {
+		if err != nil {
+			p.Close()
+		}
+	}()
+	steps := [][]string{{"ip", "netns", "add", p.NS[1]}, {"ip", "link", "add", p.Dev[0], "type", "veth", "peer", "name", p.Dev[1]}}
 	for i := range 2 {
-		p.must(t, "ip", "link", "set", p.Dev[i], "netns", p.NS[i])
-		p.must(t, "ip", "-n", p.NS[i], "addr", "add", p.Addr[i].String()+"/30", "dev", p.Dev[i])
-		p.must(t, "ip", "-n", p.NS[i], "link", "set", p.Dev[i], "up")
-		p.must(t, "ip", "-n", p.NS[i], "link", "set", "lo", "up")
+		steps = append(steps,
+			[]string{"ip", "link", "set", p.Dev[i], "netns", p.NS[i]},
+			[]string{"ip", "-n", p.NS[i], "addr", "add", p.Addr[i].String() + "/30", "dev", p.Dev[i]},
+			[]string{"ip", "-n", p.NS[i], "link", "set", p.Dev[i], "up"},
+			[]string{"ip", "-n", p.NS[i], "link", "set", "lo", "up"})
+	}
+	for _, args := range steps {
+		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("netns: %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	for i := range 2 {
 		if err := p.Run(i, func() error {
 			ifc, err := net.InterfaceByName(p.Dev[i])
 			if err != nil {
@@ -62,17 +64,21 @@ func New(t testing.TB) *Pair {
 			p.MAC[i] = ifc.HardwareAddr
 			return nil
 		}); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 	}
-	return p
+	return p, nil
 }
 
-func (p *Pair) must(t testing.TB, args ...string) {
-	t.Helper()
-	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v: %s", strings.Join(args, " "), err, out)
+// Close removes both namespaces, and the veth with them.
+func (p *Pair) Close() error {
+	var errs []error
+	for _, ns := range p.NS {
+		if out, err := exec.Command("ip", "netns", "del", ns).CombinedOutput(); err != nil && !strings.Contains(string(out), "No such file") {
+			errs = append(errs, fmt.Errorf("netns: ip netns del %s: %v: %s", ns, err, out))
+		}
 	}
+	return errors.Join(errs...)
 }
 
 // Exec runs a command inside side's namespace (ip netns exec).

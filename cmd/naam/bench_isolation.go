@@ -1,0 +1,371 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/compiler"
+	"github.com/naam-project/naam/host"
+	"github.com/naam-project/naam/internal/bench/workload"
+	"github.com/naam-project/naam/internal/cli"
+	"github.com/naam-project/naam/lang"
+	"github.com/naam-project/naam/nicrt"
+)
+
+//go:embed isolation.naam
+var isolationSource []byte
+
+// The tenants of naam bench isolation.
+const (
+	isolationVictim    = 2
+	isolationAggressor = 3
+)
+
+// Limits of naam bench isolation.
+const (
+	maxVictimRate     = 100_000
+	maxAggressorCalls = 4096
+)
+
+// isolationFlags are naam bench isolation's own settings.
+type isolationFlags struct {
+	victimRate float64
+	aggressors int
+	nicCores   int
+	warmup     time.Duration
+}
+
+func (f *isolationFlags) register(fl *pflag.FlagSet) {
+	fl.Float64Var(&f.victimRate, "victim-rate", 1000, "isolation: the victim's calls per second (one at a time)")
+	fl.IntVar(&f.aggressors, "aggressor-calls", 32, "isolation: the aggressor's calls in flight")
+	fl.IntVar(&f.nicCores, "nic-cores", 2, "isolation: NIC cores of the node")
+	fl.DurationVar(&f.warmup, "warmup", 200*time.Millisecond, "isolation: how long the aggressor runs before the victim is measured")
+}
+
+// isolationSecret is tenant t's key in the bench: derived, not secret
+// (the bench runs on loopback).
+func isolationSecret(t uint32) []byte {
+	sum := sha256.Sum256(binary.LittleEndian.AppendUint32([]byte("naam bench isolation tenant "), t))
+	return sum[:]
+}
+
+// isolationMode is one mode's line of the JSON: the victim's figures under
+// the aggressor (the ModeResult), alone, and the aggressor's.
+type isolationMode struct {
+	workload.ModeResult
+	Fair               bool    `json:"fair"`
+	SoloP50us          float64 `json:"solo_p50_us"`
+	SoloP99us          float64 `json:"solo_p99_us"`
+	VictimP99Ratio     float64 `json:"victim_p99_ratio"`
+	VictimOps          uint64  `json:"victim_ops"`
+	AggressorOpsPerSec float64 `json:"aggressor_ops_per_sec"`
+	AggressorP99us     float64 `json:"aggressor_p99_us"`
+	AggressorErrors    uint64  `json:"aggressor_errors"`
+	// NICBusy is the share of the NIC cores' modelled capacity the run
+	// used while the victim was measured under the aggressor.
+	NICBusy float64 `json:"nic_busy"`
+	// Tenant counters of the node at the end of the mode.
+	VictimDropped    uint64 `json:"victim_dropped"`
+	AggressorDropped uint64 `json:"aggressor_dropped"`
+}
+
+// isolationResult is the JSON of naam bench isolation.
+type isolationResult struct {
+	Workload           string          `json:"workload"`
+	Modes              []isolationMode `json:"modes"`
+	VictimP99Ratio     float64         `json:"victim_p99_ratio"`
+	AggressorOpsPerSec float64         `json:"aggressor_ops_per_sec"`
+	NICCores           int             `json:"nic_cores"`
+	VictimRate         float64         `json:"victim_rate"`
+	AggressorCalls     int             `json:"aggressor_calls"`
+	VictimBound        uint64          `json:"victim_bound"`
+	AggressorBound     uint64          `json:"aggressor_bound"`
+}
+
+// isolationNode is the node of one mode with its two tenants' peers.
+type isolationNode struct {
+	server            *host.Node
+	victim, aggressor *host.Peer
+	probe, burn       uint32
+	probeMax, burnMax uint64
+}
+
+func startIsolation(ctx context.Context, ncfg nicrt.Config, obj *bytecode.Object) (*isolationNode, error) {
+	server, err := host.Start(host.Config{
+		Name: "bench-isolation", Tenant: 1, Secret: isolationSecret(1), NIC: ncfg,
+		Tenants: map[uint32][]byte{isolationVictim: isolationSecret(isolationVictim), isolationAggressor: isolationSecret(isolationAggressor)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	in := &isolationNode{server: server}
+	for _, t := range []uint32{isolationVictim, isolationAggressor} {
+		p, err := host.Dial(ctx, server.Addr().String(), t, isolationSecret(t), 0)
+		if err != nil {
+			in.close()
+			return nil, fmt.Errorf("tenant %d: %w", t, err)
+		}
+		if t == isolationVictim {
+			in.victim = p
+		} else {
+			in.aggressor = p
+		}
+		if err := p.Register(ctx, "data", 8, host.RegionOptions{}); err != nil {
+			in.close()
+			return nil, fmt.Errorf("tenant %d: %w", t, err)
+		}
+		pp, err := p.Install(ctx, obj)
+		if err != nil {
+			in.close()
+			return nil, fmt.Errorf("tenant %d: install: %w", t, err)
+		}
+		for _, h := range pp.Handlers {
+			switch {
+			case h.Name == "probe" && t == isolationVictim:
+				in.probe = h.ID
+			case h.Name == "burn" && t == isolationAggressor:
+				in.burn = h.ID
+			}
+		}
+	}
+	for _, h := range server.NIC().Stats().Handlers {
+		switch h.ID {
+		case in.probe:
+			in.probeMax = h.MaxInsns
+		case in.burn:
+			in.burnMax = h.MaxInsns
+		}
+	}
+	return in, nil
+}
+
+func (in *isolationNode) close() {
+	for _, p := range []*host.Peer{in.victim, in.aggressor} {
+		if p != nil {
+			p.Close()
+		}
+	}
+	in.server.Close()
+}
+
+// victimRun calls the probe one at a time at rate calls per second, for
+// ops calls or d, whichever ends first.
+func (in *isolationNode) victimRun(ctx context.Context, rate float64, ops uint64, d time.Duration) (*workload.Stats, error) {
+	st := &workload.Stats{}
+	interval := time.Duration(float64(time.Second) / rate)
+	start := time.Now()
+	next := start
+	for i := uint64(0); (ops == 0 || i < ops) && (d <= 0 || time.Since(start) < d); i++ {
+		if wait := time.Until(next); wait > 0 {
+			time.Sleep(wait)
+		}
+		next = next.Add(interval)
+		if now := time.Now(); next.Before(now) {
+			next = now // fell behind: no burst to catch up
+		}
+		x := uint64(i)<<8 | 0x5a
+		t0 := time.Now()
+		out, err := in.victim.CallID(ctx, in.probe, binary.LittleEndian.AppendUint64(nil, x))
+		lat := time.Since(t0)
+		if err == nil && (len(out) != 8 || binary.LittleEndian.Uint64(out) != x^1) {
+			err = fmt.Errorf("probe(%d) replied %x", x, out)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			st.Errors++
+			if st.FirstError == nil {
+				st.FirstError = err
+			}
+			continue
+		}
+		st.Ops++
+		st.Reads++
+		st.RoundTrips++
+		st.Latency.Record(lat)
+		st.ReadLatency.Record(lat)
+	}
+	st.Elapsed = time.Since(start)
+	return st, nil
+}
+
+// aggressorRun keeps n calls of burn in flight until stop is called;
+// stop returns what they did from the moment mark was called.
+func (in *isolationNode) aggressorRun(ctx context.Context, n int) (mark func(), stop func() (*workload.Stats, uint64)) {
+	ctx, cancel := context.WithCancel(ctx)
+	var counting atomic.Bool
+	var mu sync.Mutex
+	st := &workload.Stats{}
+	var errs uint64
+	var markedAt time.Time
+	var wg sync.WaitGroup
+	for g := range n {
+		wg.Go(func() {
+			var h workload.Histogram
+			var ops, gerrs uint64
+			for x := uint64(g) << 32; ctx.Err() == nil; x++ {
+				t0 := time.Now()
+				_, err := in.aggressor.CallID(ctx, in.burn, binary.LittleEndian.AppendUint64(nil, x))
+				if !counting.Load() {
+					continue
+				}
+				if err != nil {
+					if ctx.Err() == nil {
+						gerrs++
+					}
+					continue
+				}
+				ops++
+				h.Record(time.Since(t0))
+			}
+			mu.Lock()
+			st.Ops += ops
+			st.Latency.Merge(&h)
+			errs += gerrs
+			mu.Unlock()
+		})
+	}
+	mark = func() {
+		markedAt = time.Now()
+		counting.Store(true)
+	}
+	stop = func() (*workload.Stats, uint64) {
+		elapsed := time.Since(markedAt)
+		cancel()
+		wg.Wait()
+		st.Elapsed = elapsed
+		return st, errs
+	}
+	return mark, stop
+}
+
+// runIsolation is naam bench isolation: per mode (fair: per-tenant fair
+// queueing on the node's cores; fifo: one queue per core), the victim's
+// latency alone and while the aggressor saturates the node's paced NIC
+// cores.
+func runIsolation(ctx context.Context, stdout, stderr io.Writer, f benchFlags) error {
+	iso := f.isolation
+	switch {
+	case iso.victimRate <= 0 || iso.victimRate > maxVictimRate:
+		return fmt.Errorf("--victim-rate must be above 0 and at most %d", maxVictimRate)
+	case iso.aggressors < 1 || iso.aggressors > maxAggressorCalls:
+		return fmt.Errorf("--aggressor-calls must be 1…%d", maxAggressorCalls)
+	case iso.nicCores < 1 || iso.nicCores > 64:
+		return fmt.Errorf("--nic-cores must be 1…64")
+	case iso.warmup < 0 || iso.warmup > time.Minute:
+		return fmt.Errorf("--warmup must be 0…1m")
+	}
+	modes := []string{"fair", "fifo"}
+	if f.modesSet {
+		modes = strings.Split(f.modes, ",")
+		for _, m := range modes {
+			if m != "fair" && m != "fifo" {
+				return fmt.Errorf("--modes: %q is not fair or fifo", m)
+			}
+		}
+	}
+	var ncfg nicrt.Config
+	f.nic.apply(&ncfg)
+	// The bench's own defaults: paced cores, and no spill, so that the
+	// aggressor saturates the modelled NIC cores.
+	ncfg.Paced = f.nic.paced || !f.nic.pacedSet
+	if !f.nic.placementSet {
+		ncfg.Placement = nicrt.PolicyNIC
+	}
+	ncfg.NICCores = iso.nicCores
+	// Both tenants' messages spread over every NIC core.
+	ncfg.Steering = nicrt.SteerRequest
+	obj, err := compiler.Compile(lang.NewFileSet(), "isolation.naam", isolationSource)
+	if err != nil {
+		return &cli.ExitError{Code: 1, Err: fmt.Errorf("isolation: compile: %w", err)}
+	}
+	res := isolationResult{NICCores: iso.nicCores, VictimRate: iso.victimRate, AggressorCalls: iso.aggressors}
+	for _, mode := range modes {
+		cfg := ncfg
+		cfg.Fair = mode == "fair"
+		m, in, err := isolationOne(ctx, stderr, cfg, obj, f)
+		if err != nil {
+			return &cli.ExitError{Code: 1, Err: fmt.Errorf("isolation, %s: %w", mode, err)}
+		}
+		m.Mode = mode
+		res.VictimBound, res.AggressorBound = in.probeMax, in.burnMax
+		res.Modes = append(res.Modes, m)
+	}
+	res.VictimP99Ratio, res.AggressorOpsPerSec = res.Modes[0].VictimP99Ratio, res.Modes[0].AggressorOpsPerSec
+	res.Workload = fmt.Sprintf("isolation: victim probe (bound %d) at %.0f/s against aggressor burn (bound %d, %d in flight), %d paced NIC cores, placement %s",
+		res.VictimBound, iso.victimRate, res.AggressorBound, iso.aggressors, iso.nicCores, ncfg.Placement)
+	if f.json {
+		return printJSON(stdout, res)
+	}
+	fmt.Fprintf(stdout, "%s\n\n", res.Workload)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "mode\tsolo p99 µs\tvictim p50 µs\tvictim p99 µs\tp99 ratio\taggressor ops/s\taggressor p99 µs\tNIC busy\t")
+	for _, m := range res.Modes {
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.2f\t%.0f\t%.1f\t%.0f%%\t\n", m.Mode, m.SoloP99us, m.P50us, m.P99us, m.VictimP99Ratio,
+			m.AggressorOpsPerSec, m.AggressorP99us, 100*m.NICBusy)
+	}
+	return tw.Flush()
+}
+
+// isolationOne runs one mode on a node of its own.
+func isolationOne(ctx context.Context, stderr io.Writer, cfg nicrt.Config, obj *bytecode.Object, f benchFlags) (isolationMode, *isolationNode, error) {
+	iso := f.isolation
+	in, err := startIsolation(ctx, cfg, obj)
+	if err != nil {
+		return isolationMode{}, nil, err
+	}
+	defer in.close()
+	solo, err := in.victimRun(ctx, iso.victimRate, f.ops, f.duration)
+	if err != nil {
+		return isolationMode{}, in, err
+	}
+	if solo.Errors > 0 {
+		return isolationMode{}, in, fmt.Errorf("victim alone: %d of %d calls failed; the first: %v", solo.Errors, solo.Errors+solo.Ops, solo.FirstError)
+	}
+	mark, stop := in.aggressorRun(ctx, iso.aggressors)
+	time.Sleep(iso.warmup)
+	before := in.server.NIC().Stats().NIC
+	mark()
+	loaded, err := in.victimRun(ctx, iso.victimRate, f.ops, f.duration)
+	agg, aggErrs := stop()
+	after := in.server.NIC().Stats()
+	if err != nil {
+		return isolationMode{}, in, err
+	}
+	if loaded.Errors > 0 {
+		fmt.Fprintf(stderr, "naam bench isolation: victim under the aggressor: %d of %d calls failed; the first: %v\n", loaded.Errors, loaded.Errors+loaded.Ops, loaded.FirstError)
+	}
+	m := isolationMode{
+		ModeResult: loaded.ModeResult(""), Fair: cfg.Fair, VictimOps: loaded.Ops,
+		SoloP50us: float64(solo.Latency.Quantile(0.50)) / 1e3, SoloP99us: float64(solo.Latency.Quantile(0.99)) / 1e3,
+		AggressorOpsPerSec: agg.OpsPerSec(), AggressorP99us: float64(agg.Latency.Quantile(0.99)) / 1e3, AggressorErrors: aggErrs,
+	}
+	if m.SoloP99us > 0 {
+		m.VictimP99Ratio = m.P99us / m.SoloP99us
+	}
+	if agg.Elapsed > 0 {
+		m.NICBusy = float64(after.NIC.ModelNanos-before.ModelNanos) / float64(agg.Elapsed) / float64(cfg.NICCores)
+	}
+	for _, t := range after.TenantCounters {
+		switch t.Tenant {
+		case isolationVictim:
+			m.VictimDropped = t.Dropped
+		case isolationAggressor:
+			m.AggressorDropped = t.Dropped
+		}
+	}
+	return m, in, nil
+}
