@@ -40,19 +40,7 @@ func TestCorpusAtClient(t *testing.T) {
 // runCorpusAtClient runs p at both places and returns how many of its
 // handlers ran at the client, and how many remote atomics they did.
 func runCorpusAtClient(t *testing.T, p corpusProgram) (eligible, atomics int) {
-	b := buildCorpusProgram(t, p)
-	seed := corpusSeed ^ fnvString(p.file)
-	regions := make([][]byte, len(p.regions))
-	for i, size := range p.regions {
-		regions[i] = make([]byte, size)
-	}
-	if p.setup != nil {
-		p.setup(rand.New(rand.NewPCG(seed, 1)), regions)
-	}
-	w, err := clientruntest.NewTwin(b.obj, regions, clientrun.Config{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, seed, _, w := corpusTwin(t, p)
 	atClient := map[string]bool{}
 	call := func(h corpusHandler, req []byte, reply int) {
 		t.Helper()
@@ -72,6 +60,26 @@ func runCorpusAtClient(t *testing.T, p corpusProgram) (eligible, atomics int) {
 		}
 	}
 	return len(atClient) - countFalse(atClient), atomics
+}
+
+// corpusTwin builds p and fills its regions from its seed; the twin runs
+// its requests at both places in the process.
+func corpusTwin(t *testing.T, p corpusProgram) (b *corpusBuild, seed uint64, regions [][]byte, w *clientruntest.Twin) {
+	t.Helper()
+	b = buildCorpusProgram(t, p)
+	seed = corpusSeed ^ fnvString(p.file)
+	regions = make([][]byte, len(p.regions))
+	for i, size := range p.regions {
+		regions[i] = make([]byte, size)
+	}
+	if p.setup != nil {
+		p.setup(rand.New(rand.NewPCG(seed, 1)), regions)
+	}
+	w, err := clientruntest.NewTwin(b.obj, regions, clientrun.Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, seed, regions, w
 }
 
 // corpusCalls makes p's requests, in order: its edge cases, its extra

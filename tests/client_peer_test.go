@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/clientrun"
-	"github.com/naam-project/naam/clientrun/clientruntest"
 	"github.com/naam-project/naam/host"
 )
 
@@ -99,20 +97,8 @@ func outcomeOf(reply []byte, err error) peerOutcome {
 }
 
 func runCorpusOverPeer(t *testing.T, p corpusProgram) (atClient int) {
-	b := buildCorpusProgram(t, p)
-	seed := corpusSeed ^ fnvString(p.file)
-	regions := make([][]byte, len(p.regions))
-	for i, size := range p.regions {
-		regions[i] = make([]byte, size)
-	}
-	if p.setup != nil {
-		p.setup(rand.New(rand.NewPCG(seed, 1)), regions)
-	}
 	// The twin keeps the reference state the generators look at.
-	w, err := clientruntest.NewTwin(b.obj, regions, clientrun.Config{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, seed, regions, w := corpusTwin(t, p)
 	node := corpusNode(t, b.obj, regions, host.AtNode)
 	client := corpusNode(t, b.obj, regions, host.AtClient)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
