@@ -25,6 +25,10 @@ import (
 type handlerSteer struct {
 	mu sync.Mutex
 	ch *steer.Chooser // made on the first decision
+	// cost smooths the messages' expected completion on each class
+	// (steerCostWeight), so that one busy core among the class's does not
+	// flip the choice; under mu.
+	cost [2]steer.EWMA
 	// service is the EWMA (float64 bits, weight 1/16) of the modelled
 	// service time of the handler's runs on a NIC core [0] and a host core
 	// [1], without the host load's stretch.
@@ -105,6 +109,24 @@ func (n *NIC) serviceEstimate(h *handler, host bool) float64 {
 	return k.nanos
 }
 
+// steerCostWeight is the weight of a message's expected completion in
+// its handler's EWMA per class.
+const steerCostWeight = 1.0 / 8
+
+// smooth folds costs into the handler's EWMAs and returns them; an
+// unavailable class stays unavailable and starts afresh when it returns.
+func (s *handlerSteer) smooth(costs steer.Costs) steer.Costs {
+	for i, l := range []steer.Location{steer.NIC, steer.Host} {
+		if math.IsInf(costs[l], 1) {
+			s.cost[i] = steer.EWMA{}
+			continue
+		}
+		s.cost[i].Add(costs[l], steerCostWeight)
+		costs[l], _ = s.cost[i].Value()
+	}
+	return costs
+}
+
 // placeSteered places t, a message of a handler that may run on either
 // class, under PolicySteer; when the chosen core's queue is full it tries
 // the other class.
@@ -126,7 +148,7 @@ func (n *NIC) placeSteered(t *task, hash uint64) pushResult {
 	if h.steer.ch == nil {
 		h.steer.ch = steer.NewChooser(steer.Config{})
 	}
-	d, _ := h.steer.ch.Choose(costs) // the NIC is always available
+	d, _ := h.steer.ch.Choose(h.steer.smooth(costs)) // the NIC is always available
 	h.steer.mu.Unlock()
 	if d.Probe {
 		h.steer.ctr.probes.Add(1)

@@ -52,12 +52,13 @@ type benchFlags struct {
 	xdp         bool // bench_xdp.go
 	nic         nicFlags
 	isolation   isolationFlags
+	shift       shiftFlags // bench_shift.go
 }
 
 func newBenchCmd() *cobra.Command {
 	var f benchFlags
 	cmd := &cobra.Command{
-		Use:   "bench kv|chase|rpc|mica|btree|offloads|isolation",
+		Use:   "bench kv|chase|rpc|mica|btree|offloads|isolation|shift",
 		Short: "Measure a workload by active message, RDMA-style and against memcached",
 		Long: `bench starts a server node and a client node in this process on loopback UDP,
 loads the workload's data and drives it with closed-loop clients (--clients,
@@ -113,7 +114,7 @@ bar shows on a terminal (stderr).`,
   naam bench btree --records 1000000 --mix c --cache-levels 2
   naam bench offloads --programs 500 --tenants 100 --json`,
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: []string{"kv", "chase", "rpc", "mica", "btree", "offloads", "null", "isolation"},
+		ValidArgs: []string{"kv", "chase", "rpc", "mica", "btree", "offloads", "null", "isolation", "shift"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.modesSet = cmd.Flags().Changed("modes")
 			f.nic.pacedSet, f.nic.placementSet = cmd.Flags().Changed("paced"), cmd.Flags().Changed("placement")
@@ -148,6 +149,7 @@ bar shows on a terminal (stderr).`,
 	fl.IntVar(&f.rounds, "rounds", 3, "offloads: rounds of (1 program, all programs); --duration and --ops are each phase's total over the rounds")
 	f.nic.register(fl, false)
 	f.isolation.register(fl)
+	f.shift.register(fl)
 	return cmd
 }
 
@@ -171,6 +173,9 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 	}
 	if workloadName == "isolation" {
 		return runIsolation(ctx, stdout, stderr, f)
+	}
+	if workloadName == "shift" {
+		return runShift(ctx, stdout, f)
 	}
 	var ncfg nicrt.Config
 	f.nic.apply(&ncfg)
