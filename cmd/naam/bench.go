@@ -93,7 +93,14 @@ per core), a victim tenant's cheap probe at --victim-rate alone and while
 an aggressor tenant keeps --aggressor-calls handlers near the NIC budget in
 flight on --nic-cores paced NIC cores (placement nic unless --placement
 is given), and reports the victim's p99 against its solo p99
-(victim_p99_ratio) and the aggressor's throughput. --host-load,
+(victim_p99_ratio) and the aggressor's throughput. shift keeps --shift-calls
+calls of a handler either class of core may run in flight to a node that
+steers (placement steer, paced cores), congests the node's host cores
+(host load --shift-load) after --shift-warmup and --shift-steady, releases
+them --shift-congested later and runs --shift-after more; it reports
+host_share_before, shift_ms, return_ms, the lowest 10 ms throughput, lost
+and duplicated calls, and --plot draws the placement shares over time
+(bench_shift.go). --host-load,
 --placement, --paced, --fair and --tenant-quota set the server node's NIC
 model in every workload.
 
@@ -154,6 +161,9 @@ bar shows on a terminal (stderr).`,
 }
 
 func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string, f benchFlags) error {
+	if workloadName == "shift" {
+		return runShift(ctx, stdout, f) // its phases set its length, not --duration or --ops
+	}
 	mix, err := workload.MixByName(f.mix)
 	if err != nil {
 		return err
@@ -173,9 +183,6 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 	}
 	if workloadName == "isolation" {
 		return runIsolation(ctx, stdout, stderr, f)
-	}
-	if workloadName == "shift" {
-		return runShift(ctx, stdout, f)
 	}
 	var ncfg nicrt.Config
 	f.nic.apply(&ncfg)

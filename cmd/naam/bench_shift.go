@@ -60,8 +60,8 @@ func (f *shiftFlags) register(fl *pflag.FlagSet) {
 	fl.DurationVar(&f.steady, "shift-steady", 300*time.Millisecond, "shift: the steady phase, host unloaded")
 	fl.DurationVar(&f.congested, "shift-congested", 300*time.Millisecond, "shift: how long the host cores stay congested")
 	fl.DurationVar(&f.after, "shift-after", 300*time.Millisecond, "shift: the phase after the host cores are released")
-	fl.Float64Var(&f.load, "congest-load", 0.95, "shift: the host load that congests the host cores (0 < L < 1)")
-	fl.DurationVar(&f.bin, "bin", 5*time.Millisecond, "shift: the width of a bin of the plot and of the JSON's bins")
+	fl.Float64Var(&f.load, "shift-load", 0.95, "shift: the host load that congests the host cores (0 < L < 1)")
+	fl.DurationVar(&f.bin, "shift-bin", 5*time.Millisecond, "shift: the width of a bin of the plot and of the JSON's bins")
 	fl.IntVar(&f.calls, "shift-calls", 8, "shift: calls in flight (from one peer); --clients and --outstanding do not apply")
 }
 
@@ -77,10 +77,10 @@ func (f shiftFlags) check() error {
 		}
 	}
 	if !(f.load > 0 && f.load < 1) {
-		return fmt.Errorf("--congest-load %v: want above 0 and below 1", f.load)
+		return fmt.Errorf("--shift-load %v: want above 0 and below 1", f.load)
 	}
 	if f.bin < time.Millisecond || f.bin > time.Second {
-		return fmt.Errorf("--bin %v: want 1ms … 1s", f.bin)
+		return fmt.Errorf("--shift-bin %v: want 1ms … 1s", f.bin)
 	}
 	if f.calls < 1 || f.calls > maxAggressorCalls {
 		return fmt.Errorf("--shift-calls %d: want 1 … %d", f.calls, maxAggressorCalls)
@@ -210,24 +210,27 @@ func runShiftLoad(ctx context.Context, ncfg nicrt.Config, sf shiftFlags, gorouti
 		out.samples = append(out.samples, s)
 	}
 	out.warmAt = sf.warmup
-	congestAt, releaseAt, end := sf.warmup+sf.steady, sf.warmup+sf.steady+sf.congested, sf.warmup+sf.steady+sf.congested+sf.after
+	// Each phase lasts its flag from the moment the one before ended.
+	next := sf.warmup + sf.steady
 	phase := 0
 	var loadErr error
 	for sample(); ctx.Err() == nil; sample() {
 		time.Sleep(shiftSampleEvery)
 		el := time.Since(start)
 		switch {
-		case phase == 0 && el >= congestAt:
+		case phase == 0 && el >= next:
 			sample()
 			out.congestAt = out.samples[len(out.samples)-1].t
 			loadErr = nic.SetHostLoad(sf.load)
+			next = out.congestAt + sf.congested
 			phase++
-		case phase == 1 && el >= releaseAt:
+		case phase == 1 && el >= next:
 			sample()
 			out.releaseAt = out.samples[len(out.samples)-1].t
 			loadErr = errors.Join(loadErr, nic.SetHostLoad(0))
+			next = out.releaseAt + sf.after
 			phase++
-		case phase == 2 && el >= end:
+		case phase == 2 && el >= next:
 			phase++
 		}
 		if phase == 3 {
