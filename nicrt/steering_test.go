@@ -7,28 +7,11 @@ import (
 	"testing"
 
 	"github.com/naam-project/naam/compiler"
+	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/nicrt/wire"
 	"github.com/naam-project/naam/steer"
 )
-
-// steerSource is a handler both classes may run whose host run is the
-// cheaper when the host is unloaded: 300 rounds of six instructions
-// cost a NIC core (10 cycles at 2.5 GHz each) about 4.8 µs more than a
-// host core (4 at 3 GHz), far past the host handoff's 1 µs. add adds one
-// to the counter, atomically, and replies with the old value.
-const steerSource = `
-const ROUNDS = 300
-region counter: [u64; 1] rw
-
-handler add(x: u64) -> u64 {
-    var h = x
-    for r in 0..ROUNDS {
-        h = h * 31 + r
-    }
-    return atomic_add(&counter[0], 1) + (h & 0)
-}
-`
 
 // TestSteerCosts: the steering choice over synthetic signals, message
 // after message, with the chooser's hysteresis (margin 0.2, no probes).
@@ -84,7 +67,7 @@ func steerNIC(t *testing.T, cfg Config) (*NIC, *Region, uint32) {
 	t.Helper()
 	cfg.Paced, cfg.Placement, cfg.Steering = true, PolicySteer, SteerRequest
 	n := newNIC(t, cfg)
-	obj, err := compiler.Compile(lang.NewFileSet(), "steer.naam", []byte(steerSource))
+	obj, err := compiler.Compile(lang.NewFileSet(), "steer.naam", []byte(testprog.SteerAddSource))
 	if err != nil {
 		t.Fatal(err)
 	}

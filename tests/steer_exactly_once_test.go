@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/naam-project/naam/compiler"
+	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/nicrt/caller"
@@ -18,22 +19,6 @@ import (
 	"github.com/naam-project/naam/nicrt/transport/transporttest"
 	"github.com/naam-project/naam/nicrt/wire"
 )
-
-// steerAddSource adds one to a counter and replies with the old value,
-// after a loop that makes a host core's run the cheaper one when the host
-// is unloaded (nicrt's steering tests use the same handler).
-const steerAddSource = `
-const ROUNDS = 300
-region counter: [u64; 1] rw
-
-handler add(x: u64) -> u64 {
-    var h = x
-    for r in 0..ROUNDS {
-        h = h * 31 + r
-    }
-    return atomic_add(&counter[0], 1) + (h & 0)
-}
-`
 
 // TestSteerExactlyOnce: FETCH-ADD-like calls over a link that loses 10%
 // of the datagrams, duplicates 5% and reorders 5% both ways, while the
@@ -58,7 +43,7 @@ func TestSteerExactlyOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obj, err := compiler.Compile(lang.NewFileSet(), "steer.naam", []byte(steerAddSource))
+	obj, err := compiler.Compile(lang.NewFileSet(), "steer.naam", []byte(testprog.SteerAddSource))
 	if err != nil {
 		t.Fatal(err)
 	}

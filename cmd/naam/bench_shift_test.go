@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
-	"image/png"
-	"os"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/naam-project/naam/compiler"
+	"github.com/naam-project/naam/internal/testing/testprog"
+	"github.com/naam-project/naam/lang"
 )
 
 // TestBenchShift runs a short shift: every call answered once (lost and
@@ -40,14 +43,7 @@ func TestBenchShift(t *testing.T) {
 			t.Errorf("bin %+v", b)
 		}
 	}
-	f, err := os.Open(plot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := png.Decode(f); err != nil {
-		t.Errorf("plot: %v", err)
-	}
+	wantPNG(t, plot)
 }
 
 func TestBenchShiftFlags(t *testing.T) {
@@ -64,5 +60,24 @@ func TestBenchShiftFlags(t *testing.T) {
 		if code := doMain(append([]string{"bench", "shift"}, tc.args...), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("%v: exit %d, %q; want exit 2 and %q", tc.args, code, stderr.String(), tc.want)
 		}
+	}
+}
+
+// TestShiftProgram: the bench's program is the steering tests' one.
+func TestShiftProgram(t *testing.T) {
+	var code [2]string
+	for i, src := range [][]byte{shiftSource, []byte(testprog.SteerAddSource)} {
+		obj, err := compiler.Compile(lang.NewFileSet(), "shift.naam", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		insns, err := obj.Insns()
+		if err != nil {
+			t.Fatal(err)
+		}
+		code[i] = fmt.Sprint(insns)
+	}
+	if code[0] != code[1] {
+		t.Error("cmd/naam/shift.naam and testprog.SteerAddSource compile to different code")
 	}
 }
