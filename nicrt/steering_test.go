@@ -61,6 +61,34 @@ func TestSteerCosts(t *testing.T) {
 	}
 }
 
+// TestSteerSmooth: a handler's EWMA of each class's expected completion
+// keeps one message's busy core from flipping the choice, follows a
+// lasting change within a few messages, and forgets a class that became
+// unavailable.
+func TestSteerSmooth(t *testing.T) {
+	inf := steer.Unavailable
+	var s handlerSteer
+	ch := steer.NewChooser(steer.Config{ProbeEvery: -1})
+	for i, tc := range []struct {
+		nic, host float64
+		want      steer.Location
+	}{
+		{8000, 3400, steer.Host},
+		{8000, 3400, steer.Host},
+		{8000, 30000, steer.Host}, // one busy host core: smoothed 6,725, within the margin
+		{8000, 3400, steer.Host},
+		{8000, 68000, steer.NIC}, // a lasting change: 14,000 at once
+		{8000, 68000, steer.NIC},
+		{8000, inf, steer.NIC},
+		{8000, 3400, steer.Host}, // the host back: its EWMA starts afresh
+	} {
+		d, _ := ch.Choose(s.smooth(steer.Costs{inf, tc.nic, tc.host}))
+		if d.Location != tc.want {
+			t.Errorf("message %d: %v, want %v", i, d.Location, tc.want)
+		}
+	}
+}
+
 // steerNIC is a paced NIC under PolicySteer with the add handler
 // installed: its counter region and the handler's id.
 func steerNIC(t *testing.T, cfg Config) (*NIC, *Region, uint32) {
