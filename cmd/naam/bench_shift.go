@@ -35,8 +35,9 @@ const shiftTenant = 2
 
 // Limits of naam bench shift.
 const (
-	maxShiftPhase = 10 * time.Second
-	maxShiftCalls = 1 << 22 // tickets the bench tracks: a bitmap of 512 KiB
+	maxShiftPhase    = 10 * time.Second
+	maxShiftCalls    = 1 << 22 // tickets the bench tracks: a bitmap of 512 KiB
+	maxShiftInFlight = 4096
 	// shiftSampleEvery is how often the placements are sampled; shift
 	// and return are judged over windows of at least shiftWindow and
 	// shiftWindowDecisions placements.
@@ -82,8 +83,8 @@ func (f shiftFlags) check() error {
 	if f.bin < time.Millisecond || f.bin > time.Second {
 		return fmt.Errorf("--shift-bin %v: want 1ms … 1s", f.bin)
 	}
-	if f.calls < 1 || f.calls > maxAggressorCalls {
-		return fmt.Errorf("--shift-calls %d: want 1 … %d", f.calls, maxAggressorCalls)
+	if f.calls < 1 || f.calls > maxShiftInFlight {
+		return fmt.Errorf("--shift-calls %d: want 1 … %d", f.calls, maxShiftInFlight)
 	}
 	return nil
 }
