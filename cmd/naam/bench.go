@@ -162,7 +162,7 @@ bar shows on a terminal (stderr).`,
 
 func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string, f benchFlags) error {
 	if workloadName == "shift" {
-		return runShift(ctx, stdout, f) // its phases set its length, not --duration or --ops
+		return runShift(ctx, stdout, stderr, f) // its phases set its length, not --duration or --ops
 	}
 	mix, err := workload.MixByName(f.mix)
 	if err != nil {

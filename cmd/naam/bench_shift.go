@@ -248,6 +248,9 @@ func runShiftLoad(ctx context.Context, ncfg nicrt.Config, sf shiftFlags, gorouti
 		return nil, err
 	}
 	out.calls, out.answered, out.errs = calls.Load(), answered.Load(), errs.Load()
+	if out.calls >= maxShiftCalls {
+		return nil, fmt.Errorf("the load reached the %d calls the bench tracks: shorten the phases", maxShiftCalls)
+	}
 	out.repeats, out.outOfRange = repeats.Load(), outOfRange.Load()
 	for _, r := range nic.Regions(shiftTenant) {
 		if r.Name == "counter" {
@@ -446,7 +449,7 @@ func shiftConfig(nf nicFlags) nicrt.Config {
 }
 
 // runShift is naam bench shift.
-func runShift(ctx context.Context, stdout io.Writer, f benchFlags) error {
+func runShift(ctx context.Context, stdout, stderr io.Writer, f benchFlags) error {
 	if err := f.shift.check(); err != nil {
 		return err
 	}
@@ -455,7 +458,8 @@ func runShift(ctx context.Context, stdout io.Writer, f benchFlags) error {
 		return &cli.ExitError{Code: 1, Err: fmt.Errorf("shift: %w", err)}
 	}
 	if o.errs > 0 {
-		return &cli.ExitError{Code: 1, Err: fmt.Errorf("shift: %d of %d calls failed; the first: %v", o.errs, o.calls, o.firstErr)}
+		// Counted as lost in the result, not hidden by a failure.
+		fmt.Fprintf(stderr, "naam bench shift: %d of %d calls failed; the first: %v\n", o.errs, o.calls, o.firstErr)
 	}
 	r := o.result(f.shift)
 	if f.plot != "" {
