@@ -108,7 +108,8 @@ type Config struct {
 	HostLoad float64
 	// Placement forces where installed handlers run: PolicyAuto (default:
 	// budget, helpers and spill), PolicyNIC (NIC cores wherever the
-	// handler's bound fits, never a spill) or PolicyHost (host cores).
+	// handler's bound fits, never a spill), PolicyHost (host cores) or
+	// PolicySteer (per message, the class expected to finish it first).
 	// NIC.SetPlacement changes it at run time.
 	Placement PlacementPolicy
 

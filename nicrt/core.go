@@ -71,6 +71,8 @@ type core struct {
 	last lastRun
 	// load is what a steering policy reads of the core (NIC.Load).
 	load coreLoad
+	// clock is pace.clock as the core last left it, for steering to read.
+	clock atomic.Int64
 }
 
 type coreCounters struct {
@@ -265,6 +267,9 @@ func (c *core) run(t *task) {
 	d := time.Since(start)
 	c.last = lastRun{arrival: t.enq, tenant: t.msg.Tenant, real: d, model: k.nanos, verb: h.verb != 0}
 	c.load.service(c.serviceTime())
+	if h.prog != nil {
+		ewma(&h.steer.service[b2i(c.host)], k.nanos)
+	}
 	c.ctr.busyNanos.Add(uint64(d))
 	h.ctr.runTimes.observe(d)
 	c.hold(t) // before Done, after which the sink may be reused

@@ -30,8 +30,11 @@
 //   - pacing (pace.go): with Config.Paced every core takes its runs'
 //     modelled service time in wall time, by a virtual clock that sleeps,
 //     never spins; a modelled application load on the host cores
-//     (Config.HostLoad); the placement policy (auto, nic, host) and the
-//     load signals a steering policy reads (NIC.Load);
+//     (Config.HostLoad); the placement policy (auto, nic, host, steer) and
+//     the load signals a steering policy reads (NIC.Load);
+//   - steering (steering.go): under PolicySteer each message of a handler
+//     either class may run goes to the NIC or host core expected to finish
+//     it first, by a steer.Chooser per handler with hysteresis;
 //   - the built-in verbs READ, WRITE, CAS and FETCH-ADD, which replace RDMA
 //     one-sided operations (their requests are nicrt/wire's);
 //   - counters: every placement decision (per handler and per core), every

@@ -125,11 +125,12 @@ const (
 	PlaceHostHelper                  // a host core: the handler calls a host-only helper
 	PlaceHostSpill                   // a host core: the NIC queue was past the spill threshold
 	PlaceHostForced                  // a host core: the placement policy is host (Config.Placement)
+	PlaceHostSteer                   // a host core: the steering policy expected it done sooner there (PolicySteer)
 	PlaceNone                        // nowhere: rejected before it was queued
 	numPlacements   = PlaceNone
 )
 
-var placementNames = [...]string{"nic", "host-budget", "host-helper", "host-spill", "host-forced", "none"}
+var placementNames = [...]string{"nic", "host-budget", "host-helper", "host-spill", "host-forced", "host-steer", "none"}
 
 func (p Placement) String() string {
 	if int(p) < len(placementNames) {
@@ -139,7 +140,7 @@ func (p Placement) String() string {
 }
 
 // OnHost reports whether the placement is a host core.
-func (p Placement) OnHost() bool { return p >= PlaceHostBudget && p <= PlaceHostForced }
+func (p Placement) OnHost() bool { return p >= PlaceHostBudget && p <= PlaceHostSteer }
 
 // Reply is how a message ended. Sink.Done receives it on the core that
 // ran the message (or on Submit's caller for a rejection).

@@ -102,7 +102,9 @@ func (c *core) paceRun() time.Duration {
 	if c.q.fair {
 		c.q.ran(c.last.tenant, c.last.arrival, d)
 	}
-	return c.pace.charge(c.last.arrival, c.n.now(), d)
+	sleep := c.pace.charge(c.last.arrival, c.n.now(), d)
+	c.clock.Store(c.pace.clock)
+	return sleep
 }
 
 // coreLoad is what a steering policy reads of a core: EWMAs (weight 1/16)

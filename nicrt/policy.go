@@ -19,9 +19,15 @@ const (
 	PolicyNIC
 	// PolicyHost runs every installed handler on host cores.
 	PolicyHost
+	// PolicySteer places every message of a handler that may run on
+	// either class (its bound fits the NIC budget, it calls no host-only
+	// helper) on the class with the earlier expected completion, by a
+	// steer.Chooser per handler with hysteresis (spec/nic.md, Steering);
+	// the others as PolicyAuto does, without spilling.
+	PolicySteer
 )
 
-var policyNames = [...]string{"auto", "nic", "host"}
+var policyNames = [...]string{"auto", "nic", "host", "steer"}
 
 func (p PlacementPolicy) String() string {
 	if int(p) < len(policyNames) {
@@ -30,14 +36,14 @@ func (p PlacementPolicy) String() string {
 	return fmt.Sprintf("PlacementPolicy(%d)", uint8(p))
 }
 
-// ParsePlacementPolicy parses "auto", "nic" or "host".
+// ParsePlacementPolicy parses "auto", "nic", "host" or "steer".
 func ParsePlacementPolicy(s string) (PlacementPolicy, error) {
 	for i, name := range policyNames {
 		if s == name {
 			return PlacementPolicy(i), nil
 		}
 	}
-	return 0, fmt.Errorf("placement %q: want auto, nic or host", s)
+	return 0, fmt.Errorf("placement %q: want auto, nic, host or steer", s)
 }
 
 // ErrNoHostCores is what forcing host placement refuses with on a NIC
@@ -46,7 +52,7 @@ var ErrNoHostCores = errors.New("no host cores")
 
 func (c Config) checkPlacement(p PlacementPolicy) error {
 	switch {
-	case p > PolicyHost:
+	case p > PolicySteer:
 		return fmt.Errorf("unknown placement %d", p)
 	case p == PolicyHost && c.hostCores() == 0:
 		return fmt.Errorf("placement host: %w (HostCores %d)", ErrNoHostCores, c.HostCores)

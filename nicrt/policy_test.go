@@ -46,7 +46,7 @@ func TestConfigPolicyErrors(t *testing.T) {
 			t.Errorf("ParsePlacementPolicy(%q) = %v, %v", s, p, err)
 		}
 	}
-	if _, err := ParsePlacementPolicy("gpu"); err == nil || !strings.Contains(err.Error(), `placement "gpu": want auto, nic or host`) {
+	if _, err := ParsePlacementPolicy("gpu"); err == nil || !strings.Contains(err.Error(), `placement "gpu": want auto, nic, host or steer`) {
 		t.Errorf("ParsePlacementPolicy(gpu): %v", err)
 	}
 }

@@ -207,6 +207,7 @@ type handler struct {
 	// host core [1].
 	static [2]cost
 	ctr    handlerCounters
+	steer  handlerSteer // PolicySteer's state (steering.go)
 }
 
 type handlerCounters struct {

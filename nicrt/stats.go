@@ -104,6 +104,8 @@ type HandlerStats struct {
 
 	// RunTimes is the histogram of the runs' durations on their cores.
 	RunTimes RunTimes
+	// Steer counts the steering policy's decisions (PolicySteer).
+	Steer SteerCounts
 }
 
 // Stats is a snapshot of every counter. Counters only grow; fields read at
@@ -134,6 +136,8 @@ type Stats struct {
 	TenantCounters []TenantStats
 	// Load is what a steering policy reads (NIC.Load).
 	Load LoadSignals
+	// Steer sums the handlers' steering decisions (PolicySteer).
+	Steer SteerCounts
 }
 
 // Placed returns every placement decision, NIC and host cores together.
@@ -175,6 +179,9 @@ func (n *NIC) Stats() Stats {
 	s.Load = n.Load()
 	n.handlers.each(func(_ uint32, h *handler) { s.Handlers = append(s.Handlers, h.stats()) })
 	sort.Slice(s.Handlers, func(i, j int) bool { return s.Handlers[i].ID < s.Handlers[j].ID })
+	for _, h := range s.Handlers {
+		s.Steer.add(h.Steer)
+	}
 	return s
 }
 
@@ -198,6 +205,7 @@ func (h *handler) stats() HandlerStats {
 		Forwarded:   h.ctr.forwarded.Load(),
 		Faults:      h.ctr.faults.Load(),
 		RunTimes:    h.ctr.runTimes.snapshot(),
+		Steer:       h.steer.ctr.snapshot(),
 	}
 	for i := range hs.Placed {
 		hs.Placed[i] = h.ctr.placed[i].Load()
@@ -319,6 +327,7 @@ func (s Stats) Counters() []Counter {
 		add(c.prefix+"service_nanos", uint64(c.l.ServiceNanos))
 	}
 	add("load.host_load_permille", uint64(s.Load.HostLoad*1000+0.5))
+	s.Steer.each("steer.", add)
 	names := HandlerNames(s.Handlers)
 	for i, h := range s.Handlers {
 		prefix := "handler." + names[i] + "."
@@ -333,6 +342,9 @@ func (s Stats) Counters() []Counter {
 		add(prefix+"errors", h.Errors)
 		add(prefix+"forwarded", h.Forwarded)
 		add(prefix+"faults", h.Faults)
+		if !h.Builtin {
+			h.Steer.each(prefix+"steer.", add)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -353,6 +365,13 @@ func (c Counters) each(prefix string, add func(string, uint64)) {
 	} {
 		add(prefix+f.name, f.v)
 	}
+}
+
+func (s SteerCounts) each(prefix string, add func(string, uint64)) {
+	add(prefix+"nic", s.NIC)
+	add(prefix+"host", s.Host)
+	add(prefix+"probes", s.Probes)
+	add(prefix+"switches", s.Switches)
 }
 
 func placed(prefix string, p Placements, add func(string, uint64)) {

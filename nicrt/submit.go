@@ -110,10 +110,14 @@ func (n *NIC) lookup(msg *Message) (*handler, Status) {
 // handler placed on the host or under the host policy; otherwise the
 // steered NIC core, unless the policy is auto, the core's queue is past
 // the spill threshold and a host core has room. Host cores take nothing
-// under a host load of 1.
+// under a host load of 1. Under the steer policy a handler that may run
+// on either class is steered (placeSteered).
 func (n *NIC) place(t *task, hash uint64) pushResult {
 	h := t.h
 	policy := n.Placement()
+	if policy == PolicySteer && h.place == PlaceNIC {
+		return n.placeSteered(t, hash)
+	}
 	if h.place != PlaceNIC || policy == PolicyHost {
 		if !n.hostOpen() {
 			return pushFull

@@ -21,7 +21,7 @@ var allowedImports = map[string][]string{
 	"vm/jit":                   {"vm", "bytecode"},
 
 	// The NIC model knows nothing of sockets: no transport, no server.
-	"nicrt":                         {"bytecode", "verifier", "vm", "vm/jit", "nicrt/wire", "internal/defaults"},
+	"nicrt":                         {"bytecode", "verifier", "vm", "vm/jit", "nicrt/wire", "internal/defaults", "steer"},
 	"nicrt/wire":                    {"internal/msgpackshape"},
 	"nicrt/transport":               {},
 	"nicrt/transport/transporttest": {"nicrt/transport"},

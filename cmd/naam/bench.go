@@ -52,13 +52,14 @@ type benchFlags struct {
 	xdp         bool // bench_xdp.go
 	nic         nicFlags
 	isolation   isolationFlags
-	placement   string // bench_placement.go: --placement as given
+	placement   string     // bench_placement.go: --placement as given
+	shift       shiftFlags // bench_shift.go
 }
 
 func newBenchCmd() *cobra.Command {
 	var f benchFlags
 	cmd := &cobra.Command{
-		Use:   "bench kv|chase|rpc|mica|btree|offloads|isolation",
+		Use:   "bench kv|chase|rpc|mica|btree|offloads|isolation|shift",
 		Short: "Measure a workload by active message, RDMA-style and against memcached",
 		Long: `bench starts a server node and a client node in this process on loopback UDP,
 loads the workload's data and drives it with closed-loop clients (--clients,
@@ -93,7 +94,14 @@ per core), a victim tenant's cheap probe at --victim-rate alone and while
 an aggressor tenant keeps --aggressor-calls handlers near the NIC budget in
 flight on --nic-cores paced NIC cores (placement nic unless --placement
 is given), and reports the victim's p99 against its solo p99
-(victim_p99_ratio) and the aggressor's throughput. --host-load,
+(victim_p99_ratio) and the aggressor's throughput. shift keeps --shift-calls
+calls of a handler either class of core may run in flight to a node that
+steers (placement steer, paced cores), congests the node's host cores
+(host load --shift-load) after --shift-warmup and --shift-steady, releases
+them --shift-congested later and runs --shift-after more; it reports
+host_share_before, shift_ms, return_ms, the lowest 10 ms throughput, lost
+and duplicated calls, and --plot draws the placement shares over time
+(bench_shift.go). --host-load,
 --placement, --paced, --fair and --tenant-quota set the server node's NIC
 model in every workload.
 
@@ -114,7 +122,7 @@ bar shows on a terminal (stderr).`,
   naam bench btree --records 1000000 --mix c --cache-levels 2
   naam bench offloads --programs 500 --tenants 100 --json`,
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: []string{"kv", "chase", "rpc", "mica", "btree", "offloads", "null", "isolation"},
+		ValidArgs: []string{"kv", "chase", "rpc", "mica", "btree", "offloads", "null", "isolation", "shift"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.modesSet = cmd.Flags().Changed("modes")
 			f.nic.pacedSet, f.nic.placementSet = cmd.Flags().Changed("paced"), cmd.Flags().Changed("placement")
@@ -150,10 +158,14 @@ bar shows on a terminal (stderr).`,
 	f.nic.register(fl, false)
 	placementFlag(fl, &f) // bench_placement.go: kv's client, node and all
 	f.isolation.register(fl)
+	f.shift.register(fl)
 	return cmd
 }
 
 func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string, f benchFlags) error {
+	if workloadName == "shift" {
+		return runShift(ctx, stdout, stderr, f) // its phases set its length, not --duration or --ops
+	}
 	mix, err := workload.MixByName(f.mix)
 	if err != nil {
 		return err

@@ -57,7 +57,7 @@ func TestNICFlagErrors(t *testing.T) {
 	}{
 		{[]string{"node", "--host-load", "1.5"}, "--host-load 1.5: want 0 … 1"},
 		{[]string{"node", "--host-load", "x"}, `invalid argument "x" for "--host-load"`},
-		{[]string{"node", "--placement", "gpu"}, `--placement: placement "gpu": want auto, nic or host`},
+		{[]string{"node", "--placement", "gpu"}, `--placement: placement "gpu": want auto, nic, host or steer`},
 		{[]string{"node", "--tenant-quota", "x"}, `--tenant-quota "x": want TENANT:weight=W,max-queued=N`},
 		{[]string{"node", "--tenant-quota", "2:weight=0"}, `--tenant-quota "2:weight=0": weight "0": want 1 … 65536`},
 		{[]string{"node", "--tenant-quota", "2:max-queued=-1"}, `max-queued "-1": want 1 … 1048576`},

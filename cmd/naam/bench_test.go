@@ -52,14 +52,7 @@ func TestBenchChaseAndPlot(t *testing.T) {
 	if m["am"].RoundTripsPerOp != 1 || m["rdma"].RoundTripsPerOp != 64 {
 		t.Errorf("round trips: %+v", m)
 	}
-	f, err := os.Open(plot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := png.Decode(f); err != nil {
-		t.Errorf("plot: %v", err)
-	}
+	wantPNG(t, plot)
 }
 
 func TestBenchRPC(t *testing.T) {
@@ -119,5 +112,18 @@ func TestBenchErrors(t *testing.T) {
 		if code := doMain(tc.args, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, stderr.String(), tc.want)
 		}
+	}
+}
+
+// wantPNG fails t unless path holds a PNG image.
+func wantPNG(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Errorf("plot: %v", err)
 	}
 }

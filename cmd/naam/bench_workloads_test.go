@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"image/png"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -74,14 +72,7 @@ func TestBenchBTree(t *testing.T) {
 	if m["am"].RoundTripsPerOp != 1 || m["rdma"].RoundTripsPerOp != H || m["rdma-cached"].RoundTripsPerOp < H-2 || m["rdma-cached"].RoundTripsPerOp > H-1.5 {
 		t.Errorf("round trips: %+v", m)
 	}
-	f, err := os.Open(plot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := png.Decode(f); err != nil {
-		t.Errorf("plot: %v", err)
-	}
+	wantPNG(t, plot)
 	var u btreeResult
 	benchDoc(t, &u, "btree", "--records", "5000", "--ops", "1000", "--mix", "a", "--modes", "am,rdma")
 	if m := modes(u.Result); len(u.Modes) != 2 || m["am"].RoundTripsPerOp != 1 || m["rdma"].RoundTripsPerOp <= float64(u.Height) {

@@ -30,7 +30,9 @@ It prints round trips per operation, median and p99 latency and throughput
 for a KV GET and for a 64-hop pointer chase; where it can (root, XDP),
 the same GETs answered in the kernel by the XDP tier beside the node in
 user space, over a veth pair between two namespaces (elsewhere one line
-says why not); then runs the benchmark programs in the eBPF interpreter
+says why not); a node steering a handler between its NIC and host cores
+while its host cores congest and recover (placement shares before,
+during and after); then runs the benchmark programs in the eBPF interpreter
 beside the kernel's JIT.`,
 		Example: "  naam demo\n  naam demo --records 100000 --ops 50000",
 		Args:    cobra.NoArgs,
@@ -49,6 +51,10 @@ beside the kernel's JIT.`,
 			}
 			fmt.Fprintln(w)
 			if err := runXDPDemo(ctx, w, records, ops); err != nil {
+				return &cli.ExitError{Code: 1, Err: err}
+			}
+			fmt.Fprintln(w)
+			if err := runShiftDemo(ctx, w); err != nil {
 				return &cli.ExitError{Code: 1, Err: err}
 			}
 			fmt.Fprintln(w)

@@ -16,7 +16,7 @@ func TestDemo(t *testing.T) {
 	for _, want := range []string{
 		"member chase", "member client", "member kv",
 		"answered by chase directly: 120 (asked of chase itself: 120)",
-		"XDP tier", "alu-loop", "fnv1a", "binary-search", "pointer-chase", "Every engine returned the expected r0",
+		"XDP tier", "Placement shares:", "host congested", "0 lost, 0 run twice", "alu-loop", "fnv1a", "binary-search", "pointer-chase", "Every engine returned the expected r0",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)

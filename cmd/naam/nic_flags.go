@@ -29,7 +29,7 @@ type nicFlags struct {
 // register adds the flags; fair is --fair's default.
 func (f *nicFlags) register(fl *pflag.FlagSet, fair bool) {
 	fl.Var(&f.hostLoad, "host-load", "share of the host cores' time a modelled application takes, 0…1 (1: host cores take nothing)")
-	fl.Var(&f.placement, "placement", "where handlers run: auto (bound, helpers, spill), nic (NIC cores wherever the bound fits, no spill) or host")
+	fl.Var(&f.placement, "placement", "where handlers run: auto (bound, helpers, spill), nic (NIC cores wherever the bound fits, no spill), host, or steer (NIC or host cores per message, by expected completion)")
 	fl.BoolVar(&f.paced, "paced", false, "cores take the modelled service time of each run in wall time (sleeping, not spinning)")
 	fl.BoolVar(&f.fair, "fair", fair, "per-tenant queues on every core, served by deficit round robin priced by the handlers' proven bounds")
 	fl.Var(&f.quotas, "tenant-quota", "a tenant's quota under --fair: TENANT:weight=W,max-queued=N (either part may be left out; repeatable)")
@@ -61,7 +61,7 @@ func (v *hostLoadValue) Set(s string) error {
 type placementValue nicrt.PlacementPolicy
 
 func (v *placementValue) String() string { return nicrt.PlacementPolicy(*v).String() }
-func (v *placementValue) Type() string   { return "auto|nic|host" }
+func (v *placementValue) Type() string   { return "auto|nic|host|steer" }
 func (v *placementValue) Set(s string) error {
 	p, err := nicrt.ParsePlacementPolicy(s)
 	if err != nil {
