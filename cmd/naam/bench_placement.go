@@ -44,7 +44,10 @@ func (v benchPlacementValue) Set(s string) error {
 	case "client", "node", "all":
 		return nil
 	}
-	return v.node.Set(s)
+	if err := v.node.Set(s); err != nil {
+		return fmt.Errorf("placement %q: want auto, nic, host or steer (the node's policy), or for kv client, node or all", s)
+	}
+	return nil
 }
 
 // placementFlag makes bench's --placement (registered by nicFlags) take
@@ -52,7 +55,7 @@ func (v benchPlacementValue) Set(s string) error {
 func placementFlag(fl *pflag.FlagSet, f *benchFlags) {
 	pf := fl.Lookup("placement")
 	pf.Value = benchPlacementValue{node: &f.nic.placement, raw: &f.placement}
-	pf.Usage = "where handlers run: auto, nic or host (the node's policy); kv without --modes runs its handlers at each: host, nic, client, node, auto or all (host, nic, client, auto), with round trips per GET and a check of the client's GETs"
+	pf.Usage = "where handlers run: auto, nic, host or steer (the node's policy); kv without --modes runs its handlers at each: host, nic, client, node, auto or all (host, nic, client, auto), with round trips per GET and a check of the client's GETs"
 }
 
 // placementBench says whether runBench runs kv by placement

@@ -35,7 +35,7 @@ func TestBenchKVPlacement(t *testing.T) {
 
 func TestBenchKVPlacementUsage(t *testing.T) {
 	for _, tc := range []struct{ args, want string }{
-		{"kv --placement far", `placement "far": want auto, nic or host`},
+		{"kv --placement far", `placement "far": want auto, nic, host or steer (the node's policy), or for kv client, node or all`},
 		{"mica --placement client", "--placement client is kv's"},
 		{"kv --placement all --modes am", "--placement all is kv's"},
 		{"chase --placement node", "--placement node is kv's"},
