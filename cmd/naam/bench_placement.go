@@ -144,26 +144,7 @@ func runKVPlacement(ctx context.Context, stdout, stderr io.Writer, f benchFlags,
 		return &cli.ExitError{Code: 1, Err: fmt.Errorf("kv: %w", err)}
 	}
 	title := fmt.Sprintf("kv ycsb-%s %s, %d records, %d-byte values, by placement", strings.ToLower(wcfg.Mix.Name), wcfg.Keys.Name, f.records, f.valueSize)
-	dial := func(pl host.Placement) (*host.Peer, *host.Handler, error) {
-		p, err := host.Dial(ctx, server.Addr().String(), 0, nil, 0)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := p.AddObject(s.obj, s.cfg.InstallOptions()); err != nil {
-			p.Close()
-			return nil, nil, err
-		}
-		get, err := p.Handler(ctx, kv.HandlerGet)
-		if err == nil && !get.CanRunAtClient() {
-			err = fmt.Errorf("the kv GET cannot run at the client (client-eligible: %v)", get.ClientEligible)
-		}
-		if err != nil {
-			p.Close()
-			return nil, nil, err
-		}
-		p.SetPlacement(pl)
-		return p, get, nil
-	}
+	dial := func(pl host.Placement) (*host.Peer, *host.Handler, error) { return dialPlaced(ctx, server, s, pl) }
 
 	var runs []workload.ModeRun
 	var lines []placementMode
@@ -247,6 +228,29 @@ func runKVPlacement(ctx context.Context, stdout, stderr io.Writer, f benchFlags,
 		return &cli.ExitError{Code: 1, Err: fmt.Errorf("check: %d of %d GETs at the client differed from the node's", res.Mismatches, res.CheckGets)}
 	}
 	return nil
+}
+
+// dialPlaced dials server for the kv service s with placement pl, its
+// objects added so that the GET can run at the client.
+func dialPlaced(ctx context.Context, server *host.Node, s *kvService, pl host.Placement) (*host.Peer, *host.Handler, error) {
+	p, err := host.Dial(ctx, server.Addr().String(), 0, nil, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := p.AddObject(s.obj, s.cfg.InstallOptions()); err != nil {
+		p.Close()
+		return nil, nil, err
+	}
+	get, err := p.Handler(ctx, kv.HandlerGet)
+	if err == nil && !get.CanRunAtClient() {
+		err = fmt.Errorf("the kv GET cannot run at the client (client-eligible: %v)", get.ClientEligible)
+	}
+	if err != nil {
+		p.Close()
+		return nil, nil, err
+	}
+	p.SetPlacement(pl)
+	return p, get, nil
 }
 
 // placedCaller is call.Caller over a peer, at the peer's placement; it

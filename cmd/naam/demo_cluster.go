@@ -27,7 +27,9 @@ other through membership), compiles and installs the example handlers,
 loads data, and runs a short workload twice: once with one active message
 per operation, once the way an RDMA client does it, with one-sided READs.
 It prints round trips per operation, median and p99 latency and throughput
-for a KV GET and for a 64-hop pointer chase; where it can (root, XDP),
+for a KV GET and for a 64-hop pointer chase; the same GET handler run at
+the client (fetching what it reads with READs), on a NIC core and on a
+host core, one GET at a time; where it can (root, XDP),
 the same GETs answered in the kernel by the XDP tier beside the node in
 user space, over a veth pair between two namespaces (elsewhere one line
 says why not); a node steering a handler between its NIC and host cores
@@ -163,6 +165,10 @@ func runClusterDemo(ctx context.Context, w io.Writer, records, ops uint64) error
 	fmt.Fprintln(w, "are eBPF compiled from .naam sources and verified before they run: memory-safe and bounded")
 	fmt.Fprintln(w, "(the walk's proven worst case fits the NIC's instruction budget), so a shared NIC core can run them.")
 	fmt.Fprintln(w, "Latencies here are loopback UDP through the kernel on this machine, not a real NIC.")
+	fmt.Fprintln(w)
+	if err := demoPlacement(ctx, w, kvNode, kvs, records, max(ops/10, 1)); err != nil {
+		return fmt.Errorf("run anywhere: %w", err)
+	}
 	return demoLedger(ctx, w, kvNode, chaseNode, client)
 }
 

@@ -16,6 +16,7 @@ func TestDemo(t *testing.T) {
 	for _, want := range []string{
 		"member chase", "member client", "member kv",
 		"answered by chase directly: 120 (asked of chase itself: 120)",
+		"Run anywhere", "200 at the client", "200 on NIC cores, 0 on host cores", "0 on NIC cores, 200 on host cores",
 		"XDP tier", "Placement shares:", "host congested", "0 lost, 0 run twice", "alu-loop", "fnv1a", "binary-search", "pointer-chase", "Every engine returned the expected r0",
 	} {
 		if !strings.Contains(out, want) {
