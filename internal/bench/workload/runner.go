@@ -209,17 +209,7 @@ func Run(ctx context.Context, cfg Config, targets []Target) (*Stats, error) {
 		return nil, err
 	}
 	for _, w := range workers {
-		st.Ops += w.ops
-		st.Reads += w.reads
-		st.Updates += w.updates
-		st.Errors += w.errs
-		st.RoundTrips += w.rts
-		if st.FirstError == nil {
-			st.FirstError = w.firstErr
-		}
-		st.Latency.Merge(&w.all)
-		st.ReadLatency.Merge(&w.read)
-		st.UpdateLatency.Merge(&w.update)
+		st.add(w)
 	}
 	return st, nil
 }
