@@ -1,0 +1,290 @@
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/naam-project/naam/examples/kv"
+	"github.com/naam-project/naam/host"
+	"github.com/naam-project/naam/internal/bench/workload"
+	"github.com/naam-project/naam/nicrt/caller"
+	"github.com/naam-project/naam/nicrt/transport"
+	"github.com/naam-project/naam/nicrt/wire"
+)
+
+// The clients of naam bench --xdp's udp, am and am-xdp modes: each
+// benchmark client is one socket in the client namespace, read by one
+// goroutine in batches (recvmmsg) whose completions start the next
+// operations, and written through a transport.TxQueue, so that the
+// requests a batch of replies starts leave in one sendmmsg. No goroutine
+// waits per operation (workload.RunPipelined), which leaves the client's
+// CPUs to the link and the servers.
+
+// xdpBenchClient is a caller.Client of its own for one benchmark client
+// of a node: its own socket and source node id (a peer state of its own
+// at the node and its tier), the node's key for tenant.
+func (b *xdpBench) xdpBenchClient(node *host.Node, tenant uint32) (*caller.Client, error) {
+	key, err := wire.NewKeyAlg(wire.MACSipHash128, xdpBenchSecret)
+	if err != nil {
+		return nil, err
+	}
+	var cl *caller.Client
+	err = b.pair.Run(1, func() error {
+		conn, err := transport.ListenUDP(transport.UDPConfig{Addr: netip.AddrPortFrom(b.pair.Addr[1], 0)})
+		if err != nil {
+			return err
+		}
+		// The node ids of nodes have random low bits too; 1<<30 keeps
+		// these apart from the XDP node's (high bit set) and from 0.
+		src := 1<<30 | rand.Uint32()>>3
+		cl, err = caller.Dial(conn, node.Addr(), caller.ClientConfig{Node: src, Server: node.ID(), Keys: wire.KeyMap{tenant: key},
+			// As host.Peer's: a pause of the shared machine must not
+			// turn into failed calls.
+			MaxTries: 10, MaxTimeout: 250 * time.Millisecond})
+		if err != nil {
+			conn.Close()
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("a client of %v: %w", node.Addr(), err)
+	}
+	b.closer = append(b.closer, cl)
+	return cl, nil
+}
+
+// callDone adapts a caller completion: a call refused for credits is the
+// runner's ErrNoRoom.
+func startErr(err error) error {
+	if errors.Is(err, caller.ErrNoCredits) {
+		return workload.ErrNoRoom
+	}
+	return err
+}
+
+// nullAsync calls the null handler with a 64-byte payload, Get and Put
+// alike.
+type nullAsync struct {
+	cl      *caller.Client
+	tenant  uint32
+	handler uint32
+}
+
+func (t nullAsync) StartGet(_ uint64, done workload.Done) error {
+	var payload [xdpBenchPayload]byte
+	return startErr(t.cl.Go(t.tenant, t.handler, payload[:], func(_ []byte, err error) { done(1, err) }))
+}
+
+func (t nullAsync) StartPut(key uint64, _ []byte, done workload.Done) error {
+	return t.StartGet(key, done)
+}
+
+// kvAsync runs examples/kv's get and put with one active message each,
+// as kv.Client does: a busy bucket is tried again, up to
+// kv.DefaultRetries tries (at once: the retry starts from the busy
+// reply's completion).
+type kvAsync struct {
+	cl     *caller.Client
+	tenant uint32
+	cfg    kv.Config
+	ids    kv.HandlerIDs
+}
+
+func (t kvAsync) StartGet(record uint64, done workload.Done) error {
+	var req [kv.KeySize]byte
+	kv.AppendGet(req[:0], kv.KeyOf(record))
+	return t.start(t.ids.Get, req[:], done, func(reply []byte) error {
+		_, _, err := t.cfg.DecodeGet(reply)
+		return err
+	})
+}
+
+func (t kvAsync) StartPut(record uint64, value []byte, done workload.Done) error {
+	req, err := t.cfg.AppendPut(make([]byte, 0, t.cfg.PutRequestSize()), kv.KeyOf(record), value)
+	if err != nil {
+		return err
+	}
+	return t.start(t.ids.Put, req, done, func(reply []byte) error {
+		_, err := kv.DecodeVersion(reply)
+		return err
+	})
+}
+
+// start sends req to handler; check opens the reply.
+func (t kvAsync) start(handler uint32, req []byte, done workload.Done, check func([]byte) error) error {
+	tries := 1
+	var end func(reply []byte, err error)
+	end = func(reply []byte, err error) {
+		var he *caller.HandlerError
+		if errors.As(err, &he) && he.Code == kv.CodeBusy && tries < kv.DefaultRetries {
+			tries++
+			// req is still the caller's: the client copied it, and
+			// nobody changed it since.
+			if err = t.cl.Go(t.tenant, handler, req, end); err == nil {
+				return
+			}
+		}
+		if err == nil {
+			err = check(reply)
+		}
+		done(tries, err)
+	}
+	return startErr(t.cl.Go(t.tenant, handler, req, end))
+}
+
+// udpAsync is the plain UDP client of the echo: datagrams of a null
+// call's size, the first 8 bytes a sequence number that matches the echo
+// to its operation. An operation without its echo within udpTimeout
+// fails (the echo sends each datagram back once; there is no retry).
+type udpAsync struct {
+	conn *transport.UDPConn
+	to   netip.AddrPort
+	tx   *transport.TxQueue
+
+	mu      sync.Mutex
+	seq     uint64
+	pending [udpWindow]udpOp
+	closed  bool
+}
+
+type udpOp struct {
+	seq  uint64 // 0: free
+	done workload.Done
+	sent time.Time
+}
+
+const (
+	udpWindow  = 1024 // operations in flight at most, per client
+	udpTimeout = time.Second
+)
+
+// udpAsyncTargets are one udpAsync per client, on sockets of side 1.
+func (b *xdpBench) udpAsyncTargets(clients int) ([]workload.AsyncTarget, error) {
+	to := b.echo.LocalAddr().(interface{ AddrPort() netip.AddrPort }).AddrPort()
+	var out []workload.AsyncTarget
+	for range clients {
+		var conn *transport.UDPConn
+		if err := b.pair.Run(1, func() error {
+			var err error
+			conn, err = transport.ListenUDP(transport.UDPConfig{Addr: netip.AddrPortFrom(b.pair.Addr[1], 0)})
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		u := &udpAsync{conn: conn, to: to, tx: transport.NewTxQueue(conn, wire.HeaderSize+xdpBenchPayload)}
+		rxDone, sweepDone := make(chan struct{}), make(chan struct{})
+		go u.receive(rxDone)
+		go u.sweep(sweepDone)
+		b.closer = append(b.closer, closeFunc(func() error {
+			u.mu.Lock()
+			u.closed = true
+			u.mu.Unlock()
+			err := conn.Close()
+			<-rxDone
+			<-sweepDone
+			return err
+		}))
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+func (u *udpAsync) StartGet(_ uint64, done workload.Done) error {
+	u.mu.Lock()
+	if u.closed {
+		u.mu.Unlock()
+		return transport.ErrClosed
+	}
+	u.seq++
+	seq := u.seq
+	op := &u.pending[seq%udpWindow]
+	if op.seq != 0 {
+		u.seq--
+		u.mu.Unlock()
+		return workload.ErrNoRoom
+	}
+	*op = udpOp{seq: seq, done: done, sent: time.Now()}
+	u.mu.Unlock()
+	b := u.tx.Buffer()[:wire.HeaderSize+xdpBenchPayload]
+	clear(b)
+	binary.LittleEndian.PutUint64(b, seq)
+	u.tx.Push(u.to, b)
+	return nil
+}
+
+func (u *udpAsync) StartPut(key uint64, _ []byte, done workload.Done) error {
+	return u.StartGet(key, done)
+}
+
+// end ends operation seq with err, if it is still pending.
+func (u *udpAsync) end(seq uint64, err error) {
+	u.mu.Lock()
+	op := &u.pending[seq%udpWindow]
+	if op.seq != seq || seq == 0 {
+		u.mu.Unlock()
+		return // a late echo of an operation that timed out
+	}
+	done := op.done
+	*op = udpOp{}
+	u.mu.Unlock()
+	done(1, err)
+}
+
+// receive reads the echoes in batches until the socket closes, holding
+// the sender while it ends a batch's operations.
+func (u *udpAsync) receive(finished chan struct{}) {
+	defer close(finished)
+	ps := make([]transport.Packet, 64)
+	for i := range ps {
+		ps[i].Buf = make([]byte, 2048)
+	}
+	for {
+		n, err := u.conn.ReadBatch(ps)
+		if err != nil {
+			if errors.Is(err, transport.ErrClosed) {
+				return
+			}
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		held := u.tx.Hold()
+		for i := range n {
+			if ps[i].N >= 8 {
+				u.end(binary.LittleEndian.Uint64(ps[i].Buf), nil)
+			}
+		}
+		if held {
+			u.tx.Release()
+		}
+	}
+}
+
+// sweep fails the operations whose echo has not come within udpTimeout.
+func (u *udpAsync) sweep(finished chan struct{}) {
+	defer close(finished)
+	t := time.NewTicker(udpTimeout / 10)
+	defer t.Stop()
+	for range t.C {
+		u.mu.Lock()
+		if u.closed {
+			u.mu.Unlock()
+			return
+		}
+		var late []uint64
+		now := time.Now()
+		for _, op := range u.pending {
+			if op.seq != 0 && now.Sub(op.sent) > udpTimeout {
+				late = append(late, op.seq)
+			}
+		}
+		u.mu.Unlock()
+		for _, seq := range late {
+			u.end(seq, fmt.Errorf("udp echo: no echo within %v", udpTimeout))
+		}
+	}
+}
