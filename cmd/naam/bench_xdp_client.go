@@ -139,8 +139,11 @@ func (t kvAsync) start(handler uint32, req []byte, done workload.Done, check fun
 
 // udpAsync is the plain UDP client of the echo: datagrams of a null
 // call's size, the first 8 bytes a sequence number that matches the echo
-// to its operation. An operation without its echo within udpTimeout
-// fails (the echo sends each datagram back once; there is no retry).
+// to its operation. The echo answers each datagram once and its socket
+// drops what overflows it, so the client resends a datagram without its
+// echo as caller.Client does a request (after udpRetry, doubling to
+// udpMaxRetry, udpTries times at most), and counts the tries as the
+// operation's round trips.
 type udpAsync struct {
 	conn *transport.UDPConn
 	to   netip.AddrPort
@@ -153,14 +156,17 @@ type udpAsync struct {
 }
 
 type udpOp struct {
-	seq  uint64 // 0: free
-	done workload.Done
-	sent time.Time
+	seq      uint64 // 0: free
+	done     workload.Done
+	tries    int
+	deadline time.Time // of the last try
 }
 
 const (
-	udpWindow  = 1024 // operations in flight at most, per client
-	udpTimeout = time.Second
+	udpWindow   = 1024 // operations in flight at most, per client
+	udpRetry    = 5 * time.Millisecond
+	udpMaxRetry = 100 * time.Millisecond
+	udpTries    = 8
 )
 
 // udpAsyncTargets are one udpAsync per client, on sockets of side 1.
@@ -208,17 +214,22 @@ func (u *udpAsync) StartGet(_ uint64, done workload.Done) error {
 		u.mu.Unlock()
 		return workload.ErrNoRoom
 	}
-	*op = udpOp{seq: seq, done: done, sent: time.Now()}
+	*op = udpOp{seq: seq, done: done, tries: 1, deadline: time.Now().Add(udpRetry)}
 	u.mu.Unlock()
-	b := u.tx.Buffer()[:wire.HeaderSize+xdpBenchPayload]
-	clear(b)
-	binary.LittleEndian.PutUint64(b, seq)
-	u.tx.Push(u.to, b)
+	u.send(seq)
 	return nil
 }
 
 func (u *udpAsync) StartPut(key uint64, _ []byte, done workload.Done) error {
 	return u.StartGet(key, done)
+}
+
+// send sends operation seq's datagram.
+func (u *udpAsync) send(seq uint64) {
+	b := u.tx.Buffer()[:wire.HeaderSize+xdpBenchPayload]
+	clear(b)
+	binary.LittleEndian.PutUint64(b, seq)
+	u.tx.Push(u.to, b)
 }
 
 // end ends operation seq with err, if it is still pending.
@@ -227,12 +238,12 @@ func (u *udpAsync) end(seq uint64, err error) {
 	op := &u.pending[seq%udpWindow]
 	if op.seq != seq || seq == 0 {
 		u.mu.Unlock()
-		return // a late echo of an operation that timed out
+		return // a second echo, after a resend
 	}
-	done := op.done
+	done, tries := op.done, op.tries
 	*op = udpOp{}
 	u.mu.Unlock()
-	done(1, err)
+	done(tries, err)
 }
 
 // receive reads the echoes in batches until the socket closes, holding
@@ -264,27 +275,40 @@ func (u *udpAsync) receive(finished chan struct{}) {
 	}
 }
 
-// sweep fails the operations whose echo has not come within udpTimeout.
+// sweep resends the datagrams whose echo is late and fails the
+// operations out of tries.
 func (u *udpAsync) sweep(finished chan struct{}) {
 	defer close(finished)
-	t := time.NewTicker(udpTimeout / 10)
+	t := time.NewTicker(time.Millisecond)
 	defer t.Stop()
+	var resend, failed []uint64
 	for range t.C {
+		resend, failed = resend[:0], failed[:0]
+		now := time.Now()
 		u.mu.Lock()
 		if u.closed {
 			u.mu.Unlock()
 			return
 		}
-		var late []uint64
-		now := time.Now()
-		for _, op := range u.pending {
-			if op.seq != 0 && now.Sub(op.sent) > udpTimeout {
-				late = append(late, op.seq)
+		for i := range u.pending {
+			op := &u.pending[i]
+			if op.seq == 0 || now.Before(op.deadline) {
+				continue
 			}
+			if op.tries >= udpTries {
+				failed = append(failed, op.seq)
+				continue
+			}
+			op.tries++
+			op.deadline = now.Add(min(udpRetry<<(op.tries-1), udpMaxRetry))
+			resend = append(resend, op.seq)
 		}
 		u.mu.Unlock()
-		for _, seq := range late {
-			u.end(seq, fmt.Errorf("udp echo: no echo within %v", udpTimeout))
+		for _, seq := range resend {
+			u.send(seq)
+		}
+		for _, seq := range failed {
+			u.end(seq, fmt.Errorf("udp echo: no echo after %d tries", udpTries))
 		}
 	}
 }
