@@ -45,7 +45,9 @@ handler null() -> u64 {
 // xdpBench is naam bench --xdp's setting: two namespaces joined by a veth
 // pair; on side 0 a node with the XDP tier on its veth end (am-xdp), a
 // node without (am), a UDP echo (udp) and memcached (--against
-// memcached); on side 1 the client node and the other clients.
+// memcached); on side 1 the client node (which dials and describes the
+// nodes), the benchmark's own pipelined clients (bench_xdp_client.go) and
+// memcached's client.
 type xdpBench struct {
 	pair   *netns.Pair
 	kernel *host.Node // the node with the tier
@@ -200,7 +202,11 @@ type xdpResult struct {
 // runBenchXDP is naam bench null|kv --xdp: over one veth pair between two
 // namespaces and in one run, the plain Go UDP ping-pong (udp, null only),
 // the user-space node (am), the XDP tier (am-xdp) and, for kv with
-// --against memcached, memcached.
+// --against memcached, memcached. udp, am and am-xdp are driven by the
+// same pipelined client, --clients sockets with --outstanding operations
+// in flight each (workload.RunPipelined); memcached by its own client,
+// --clients connections with --outstanding goroutines each
+// (workload.Run).
 func runBenchXDP(ctx context.Context, stdout, stderr io.Writer, name string, f benchFlags, wcfg workload.Config) error {
 	if !f.xdp {
 		return cli.Errorf(cli.ExitUsage, "null is measured over a veth link between namespaces, with the XDP tier: naam bench null --xdp")

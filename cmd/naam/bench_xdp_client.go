@@ -58,8 +58,8 @@ func (b *xdpBench) xdpBenchClient(node *host.Node, tenant uint32) (*caller.Clien
 	return cl, nil
 }
 
-// callDone adapts a caller completion: a call refused for credits is the
-// runner's ErrNoRoom.
+// startErr is a call's start error for the runner: a call refused for
+// credits is ErrNoRoom, tried again when another call ends.
 func startErr(err error) error {
 	if errors.Is(err, caller.ErrNoCredits) {
 		return workload.ErrNoRoom
