@@ -149,10 +149,11 @@ type udpAsync struct {
 	to   netip.AddrPort
 	tx   *transport.TxQueue
 
-	mu      sync.Mutex
-	seq     uint64
-	pending [udpWindow]udpOp
-	closed  bool
+	mu       sync.Mutex
+	seq      uint64
+	pending  [udpWindow]udpOp
+	inflight int // pending's operations
+	closed   bool
 }
 
 type udpOp struct {
@@ -215,6 +216,7 @@ func (u *udpAsync) StartGet(_ uint64, done workload.Done) error {
 		return workload.ErrNoRoom
 	}
 	*op = udpOp{seq: seq, done: done, tries: 1, deadline: time.Now().Add(udpRetry)}
+	u.inflight++
 	u.mu.Unlock()
 	u.send(seq)
 	return nil
@@ -242,6 +244,7 @@ func (u *udpAsync) end(seq uint64, err error) {
 	}
 	done, tries := op.done, op.tries
 	*op = udpOp{}
+	u.inflight--
 	u.mu.Unlock()
 	done(tries, err)
 }
@@ -290,7 +293,7 @@ func (u *udpAsync) sweep(finished chan struct{}) {
 			u.mu.Unlock()
 			return
 		}
-		for i := range u.pending {
+		for i := 0; i < len(u.pending) && u.inflight > 0; i++ {
 			op := &u.pending[i]
 			if op.seq == 0 || now.Before(op.deadline) {
 				continue
