@@ -3,7 +3,6 @@ package workload
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -83,12 +82,9 @@ type pipeRun struct {
 // or cfg.Duration has passed, and every operation in flight has ended; or
 // with ctx's error if ctx ends first.
 func RunPipelined(ctx context.Context, cfg Config, targets []AsyncTarget) (*Stats, error) {
-	cfg = cfg.withDefaults()
-	if cfg.Ops == 0 && cfg.Duration <= 0 {
-		return nil, errors.New("workload: a run needs Ops or Duration")
-	}
-	if len(targets) != cfg.Clients {
-		return nil, fmt.Errorf("workload: %d targets for %d clients", len(targets), cfg.Clients)
+	cfg, err := cfg.check(len(targets))
+	if err != nil {
+		return nil, err
 	}
 	run := &pipeRun{ctx: ctx, cfg: cfg}
 	slots := make([]*slot, cfg.Clients*cfg.Outstanding)
@@ -98,12 +94,7 @@ func RunPipelined(ctx context.Context, cfg Config, targets []AsyncTarget) (*Stat
 	}
 	for i := range slots {
 		s := &slot{c: clients[i/cfg.Outstanding]}
-		s.r = rand.New(rand.NewPCG(cfg.Seed, uint64(i)))
-		s.keys = cfg.Keys.New(cfg.Records, rand.New(rand.NewPCG(cfg.Seed^0x9e3779b97f4a7c15, uint64(i))))
-		s.val = make([]byte, cfg.ValueSize)
-		for j := range s.val {
-			s.val[j] = byte(s.r.Uint32())
-		}
+		s.r, s.keys, s.val = cfg.stream(i)
 		s.done = s.end
 		slots[i] = s
 	}
@@ -141,21 +132,6 @@ func RunPipelined(ctx context.Context, cfg Config, targets []AsyncTarget) (*Stat
 		st.add(&c.worker)
 	}
 	return st, nil
-}
-
-// add counts w's operations in s.
-func (s *Stats) add(w *worker) {
-	s.Ops += w.ops
-	s.Reads += w.reads
-	s.Updates += w.updates
-	s.Errors += w.errs
-	s.RoundTrips += w.rts
-	if s.FirstError == nil {
-		s.FirstError = w.firstErr
-	}
-	s.Latency.Merge(&w.all)
-	s.ReadLatency.Merge(&w.read)
-	s.UpdateLatency.Merge(&w.update)
 }
 
 // over says whether the run takes no more operations; if not, it counts
@@ -203,10 +179,7 @@ func (s *slot) start() error {
 func (s *slot) fail(err error) {
 	c := s.c
 	c.statsMu.Lock()
-	c.errs++
-	if c.firstErr == nil {
-		c.firstErr = fmt.Errorf("%v of record %d: %w", s.op, s.key, err)
-	}
+	c.worker.fail(s.op, s.key, err)
 	c.statsMu.Unlock()
 }
 
@@ -222,16 +195,7 @@ func (s *slot) end(rts int, err error) {
 	default:
 		c := s.c
 		c.statsMu.Lock()
-		c.ops++
-		c.rts += uint64(rts)
-		c.all.Record(d)
-		if s.op == OpRead {
-			c.reads++
-			c.read.Record(d)
-		} else {
-			c.updates++
-			c.update.Record(d)
-		}
+		c.record(s.op, rts, d)
 		c.statsMu.Unlock()
 	}
 	s.next()
