@@ -36,7 +36,8 @@ var allowedImports = map[string][]string{
 	"cmd/naamc": {"bytecode", "vm", "vm/jit", "lang", "compiler", "verifier", "internal/cli"},
 	"cmd/naam": {"host", "nicrt", "bytecode", "vm", "verifier", "compiler", "lang", "examples/call", "examples/kv", "examples/kv/kvnode",
 		"examples/chase", "examples/rpc", "examples/mica", "examples/btree", "internal/bench/benchprog", "internal/bench/kernel", "internal/bench/workload",
-		"internal/bench/memcache", "internal/cli", "host/peer", "nicrt/wire", "internal/netns", "xdp"},
+		"internal/bench/memcache", "internal/cli", "host/peer", "nicrt/wire", "internal/netns", "xdp",
+		"nicrt/caller", "nicrt/transport"}, // bench --xdp's pipelined client
 
 	"examples/call":            {"host/peer", "nicrt/caller", "nicrt/wire"},
 	"examples/call/calltest":   {"nicrt", "nicrt/caller", "nicrt/wire"},

@@ -45,7 +45,9 @@ handler null() -> u64 {
 // xdpBench is naam bench --xdp's setting: two namespaces joined by a veth
 // pair; on side 0 a node with the XDP tier on its veth end (am-xdp), a
 // node without (am), a UDP echo (udp) and memcached (--against
-// memcached); on side 1 the client node and the other clients.
+// memcached); on side 1 the client node (which dials and describes the
+// nodes), the benchmark's own pipelined clients (bench_xdp_client.go) and
+// memcached's client.
 type xdpBench struct {
 	pair   *netns.Pair
 	kernel *host.Node // the node with the tier
@@ -149,67 +151,6 @@ func (b *xdpBench) dial(ctx context.Context, node *host.Node) (*host.Peer, error
 	return peer, err
 }
 
-// udpTargets are the ping-pong's clients: each operation one datagram of
-// a null call's size to the echo and its answer, on a socket of its own
-// among outstanding per client.
-func (b *xdpBench) udpTargets(clients, outstanding int) ([]workload.Target, error) {
-	to := b.echo.LocalAddr().(*net.UDPAddr).AddrPort()
-	out := make([]workload.Target, clients)
-	for i := range out {
-		t := udpTarget{to: to, conns: make(chan *net.UDPConn, outstanding)}
-		for range outstanding {
-			var c *net.UDPConn
-			if err := b.pair.Run(1, func() error {
-				var err error
-				c, err = net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(b.pair.Addr[1], 0)))
-				return err
-			}); err != nil {
-				return nil, err
-			}
-			b.closer = append(b.closer, c)
-			t.conns <- c
-		}
-		out[i] = t
-	}
-	return out, nil
-}
-
-type udpTarget struct {
-	to    netip.AddrPort
-	conns chan *net.UDPConn
-}
-
-func (t udpTarget) Get(ctx context.Context, _ uint64) (int, error) {
-	c := <-t.conns
-	defer func() { t.conns <- c }()
-	var buf [wire.HeaderSize + xdpBenchPayload]byte
-	if _, err := c.WriteToUDPAddrPort(buf[:], t.to); err != nil {
-		return 0, err
-	}
-	c.SetReadDeadline(time.Now().Add(time.Second))
-	if _, _, err := c.ReadFromUDPAddrPort(buf[:]); err != nil {
-		return 0, fmt.Errorf("udp echo: %w", err)
-	}
-	return 1, nil
-}
-
-func (t udpTarget) Put(ctx context.Context, key uint64, _ []byte) (int, error) {
-	return t.Get(ctx, key)
-}
-
-// nullTarget calls the null handler through a peer.
-type nullTarget struct{ p *host.Peer }
-
-func (t nullTarget) Get(ctx context.Context, _ uint64) (int, error) {
-	var payload [xdpBenchPayload]byte
-	_, err := t.p.CallRaw(ctx, "null", payload[:])
-	return 1, err
-}
-
-func (t nullTarget) Put(ctx context.Context, key uint64, _ []byte) (int, error) {
-	return t.Get(ctx, key)
-}
-
 // memcachedTargets runs memcached on side 0 and connects a pipelined
 // client per benchmark client from side 1, loaded with the records.
 func (b *xdpBench) memcachedTargets(ctx context.Context, clients, outstanding int, records uint64, valueSize int) ([]workload.Target, error) {
@@ -261,7 +202,11 @@ type xdpResult struct {
 // runBenchXDP is naam bench null|kv --xdp: over one veth pair between two
 // namespaces and in one run, the plain Go UDP ping-pong (udp, null only),
 // the user-space node (am), the XDP tier (am-xdp) and, for kv with
-// --against memcached, memcached.
+// --against memcached, memcached. udp, am and am-xdp are driven by the
+// same pipelined client, --clients sockets with --outstanding operations
+// in flight each (workload.RunPipelined); memcached by its own client,
+// --clients connections with --outstanding goroutines each
+// (workload.Run).
 func runBenchXDP(ctx context.Context, stdout, stderr io.Writer, name string, f benchFlags, wcfg workload.Config) error {
 	if !f.xdp {
 		return cli.Errorf(cli.ExitUsage, "null is measured over a veth link between namespaces, with the XDP tier: naam bench null --xdp")
@@ -280,7 +225,10 @@ func runBenchXDP(ctx context.Context, stdout, stderr io.Writer, name string, f b
 	fail := func(err error) error { return &cli.ExitError{Code: 1, Err: err} }
 	var title string
 	modes := []string{modeUDP, workload.ModeAM, modeAMXDP}
-	targets := map[string][]workload.Target{}
+	targets := map[string][]workload.Target{}    // memcached: its own client, a goroutine per operation in flight
+	async := map[string][]workload.AsyncTarget{} // udp, am, am-xdp: the pipelined client (bench_xdp_client.go)
+	nodes := map[string]*host.Node{workload.ModeAM: b.user, modeAMXDP: b.kernel}
+	tenant := b.client.Tenant()
 	switch name {
 	case "null":
 		src := []byte(nullBenchSource)
@@ -288,7 +236,7 @@ func runBenchXDP(ctx context.Context, stdout, stderr io.Writer, name string, f b
 		if err != nil {
 			return fail(err)
 		}
-		for mode, n := range map[string]*host.Node{workload.ModeAM: b.user, modeAMXDP: b.kernel} {
+		for mode, n := range nodes {
 			if _, err := n.Install(obj); err != nil {
 				return fail(err)
 			}
@@ -296,18 +244,26 @@ func runBenchXDP(ctx context.Context, stdout, stderr io.Writer, name string, f b
 			if err != nil {
 				return fail(err)
 			}
+			h, err := peer.Handler(ctx, "null")
+			if err != nil {
+				return fail(err)
+			}
 			for range f.clients {
-				targets[mode] = append(targets[mode], nullTarget{peer})
+				cl, err := b.xdpBenchClient(n, tenant)
+				if err != nil {
+					return fail(err)
+				}
+				async[mode] = append(async[mode], nullAsync{cl: cl, tenant: tenant, handler: h.ID})
 			}
 		}
-		if targets[modeUDP], err = b.udpTargets(f.clients, f.outstanding); err != nil {
+		if async[modeUDP], err = b.udpAsyncTargets(f.clients); err != nil {
 			return fail(err)
 		}
 		wcfg.Mix = workload.MixC
 		title = fmt.Sprintf("null, a %d-byte request", xdpBenchPayload)
 	case "kv":
 		modes = []string{workload.ModeAM, modeAMXDP}
-		for mode, n := range map[string]*host.Node{workload.ModeAM: b.user, modeAMXDP: b.kernel} {
+		for mode, n := range nodes {
 			var s *kvService
 			if err := b.pair.Run(1, func() error {
 				var err error
@@ -316,7 +272,13 @@ func runBenchXDP(ctx context.Context, stdout, stderr io.Writer, name string, f b
 			}); err != nil {
 				return fail(fmt.Errorf("kv on the %s node: %w", mode, err))
 			}
-			targets[mode] = s.targets(workload.ModeAM, f.clients)
+			for range f.clients {
+				cl, err := b.xdpBenchClient(n, tenant)
+				if err != nil {
+					return fail(err)
+				}
+				async[mode] = append(async[mode], kvAsync{cl: cl, tenant: tenant, cfg: s.cfg, ids: s.ids})
+			}
 		}
 		if f.against == "memcached" {
 			modes = append(modes, workload.ModeMemcached)
@@ -331,7 +293,12 @@ func runBenchXDP(ctx context.Context, stdout, stderr io.Writer, name string, f b
 	}
 	var runs []workload.ModeRun
 	for _, mode := range modes {
-		st, err := runMode(ctx, stderr, mode, wcfg, targets[mode], f.progress)
+		var st *workload.Stats
+		if ts, ok := async[mode]; ok {
+			st, err = workload.RunPipelined(ctx, wcfg, ts)
+		} else {
+			st, err = runMode(ctx, stderr, mode, wcfg, targets[mode], f.progress)
+		}
 		if err != nil {
 			return fail(fmt.Errorf("%s: %w", mode, err))
 		}

@@ -123,6 +123,60 @@ type worker struct {
 	all, read, update              Histogram
 }
 
+// record counts an operation op that succeeded in d with rts round trips.
+func (w *worker) record(op Op, rts int, d time.Duration) {
+	w.ops++
+	w.rts += uint64(rts)
+	w.all.Record(d)
+	if op == OpRead {
+		w.reads++
+		w.read.Record(d)
+	} else {
+		w.updates++
+		w.update.Record(d)
+	}
+}
+
+// fail counts an operation op of record key that failed with err.
+func (w *worker) fail(op Op, key uint64, err error) {
+	w.errs++
+	if w.firstErr == nil {
+		w.firstErr = fmt.Errorf("%v of record %d: %w", op, key, err)
+	}
+}
+
+// add counts w's operations in s.
+func (s *Stats) add(w *worker) {
+	s.Merge(&Stats{Ops: w.ops, Reads: w.reads, Updates: w.updates, Errors: w.errs, FirstError: w.firstErr, RoundTrips: w.rts,
+		Latency: w.all, ReadLatency: w.read, UpdateLatency: w.update})
+}
+
+// check is cfg with its defaults, or why a run of it with targets cannot
+// start.
+func (cfg Config) check(targets int) (Config, error) {
+	cfg = cfg.withDefaults()
+	if cfg.Ops == 0 && cfg.Duration <= 0 {
+		return cfg, errors.New("workload: a run needs Ops or Duration")
+	}
+	if targets != cfg.Clients {
+		return cfg, fmt.Errorf("workload: %d targets for %d clients", targets, cfg.Clients)
+	}
+	return cfg, nil
+}
+
+// stream is the operation sequence of the i-th operation in flight of a
+// run (client i/Outstanding): its random source (the mix), its key
+// generator and its value, each seeded from cfg.Seed and i.
+func (cfg Config) stream(i int) (r *rand.Rand, keys KeyGen, val []byte) {
+	r = rand.New(rand.NewPCG(cfg.Seed, uint64(i)))
+	keys = cfg.Keys.New(cfg.Records, rand.New(rand.NewPCG(cfg.Seed^0x9e3779b97f4a7c15, uint64(i))))
+	val = make([]byte, cfg.ValueSize)
+	for j := range val {
+		val[j] = byte(r.Uint32())
+	}
+	return r, keys, val
+}
+
 // Run drives targets (one per client, len(targets) must be cfg.Clients)
 // with cfg.Outstanding goroutines each, every goroutine running one
 // operation at a time with its own seeded key generator. It returns when
@@ -130,12 +184,9 @@ type worker struct {
 // every operation in flight has ended; or with ctx's error if ctx ends
 // first.
 func Run(ctx context.Context, cfg Config, targets []Target) (*Stats, error) {
-	cfg = cfg.withDefaults()
-	if cfg.Ops == 0 && cfg.Duration <= 0 {
-		return nil, errors.New("workload: a run needs Ops or Duration")
-	}
-	if len(targets) != cfg.Clients {
-		return nil, fmt.Errorf("workload: %d targets for %d clients", len(targets), cfg.Clients)
+	cfg, err := cfg.check(len(targets))
+	if err != nil {
+		return nil, err
 	}
 	var started atomic.Uint64
 	var stop atomic.Bool
@@ -150,12 +201,7 @@ func Run(ctx context.Context, cfg Config, targets []Target) (*Stats, error) {
 		w := &worker{}
 		workers[i] = w
 		tgt := targets[i/cfg.Outstanding]
-		r := rand.New(rand.NewPCG(cfg.Seed, uint64(i)))
-		keys := cfg.Keys.New(cfg.Records, rand.New(rand.NewPCG(cfg.Seed^0x9e3779b97f4a7c15, uint64(i))))
-		val := make([]byte, cfg.ValueSize)
-		for j := range val {
-			val[j] = byte(r.Uint32())
-		}
+		r, keys, val := cfg.stream(i)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -184,22 +230,10 @@ func Run(ctx context.Context, cfg Config, targets []Target) (*Stats, error) {
 					if ctx.Err() != nil {
 						return
 					}
-					w.errs++
-					if w.firstErr == nil {
-						w.firstErr = fmt.Errorf("%v of record %d: %w", op, key, err)
-					}
+					w.fail(op, key, err)
 					continue
 				}
-				w.ops++
-				w.rts += uint64(rts)
-				w.all.Record(d)
-				if op == OpRead {
-					w.reads++
-					w.read.Record(d)
-				} else {
-					w.updates++
-					w.update.Record(d)
-				}
+				w.record(op, rts, d)
 			}
 		}()
 	}
@@ -209,17 +243,7 @@ func Run(ctx context.Context, cfg Config, targets []Target) (*Stats, error) {
 		return nil, err
 	}
 	for _, w := range workers {
-		st.Ops += w.ops
-		st.Reads += w.reads
-		st.Updates += w.updates
-		st.Errors += w.errs
-		st.RoundTrips += w.rts
-		if st.FirstError == nil {
-			st.FirstError = w.firstErr
-		}
-		st.Latency.Merge(&w.all)
-		st.ReadLatency.Merge(&w.read)
-		st.UpdateLatency.Merge(&w.update)
+		st.add(w)
 	}
 	return st, nil
 }
