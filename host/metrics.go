@@ -19,6 +19,7 @@ type collector struct {
 
 	queued, queueCap, busy, runs, insns, placed *prometheus.Desc
 	hRuns, hOutcome, hRejected, hTime, hPlaced  *prometheus.Desc
+	hSteer, hSteerProbes, hSteerSwitches        *prometheus.Desc
 	dropped, rejected, server, dma, cycles      *prometheus.Desc
 	members, serverState, xdp                   *prometheus.Desc
 	jitRuns, jitFallbacks, jitCompiles, jitTime *prometheus.Desc
@@ -34,26 +35,29 @@ func newCollector(n *Node) *collector {
 		return prometheus.NewDesc("naam_"+name, help, labels, prometheus.Labels{"node": n.cfg.Name})
 	}
 	return &collector{
-		n:           n,
-		queued:      d("core_queue_depth", "Messages waiting in a core's rx queue now.", core...),
-		queueCap:    d("core_queue_capacity", "A core's rx queue capacity.", core...),
-		busy:        d("core_busy_seconds_total", "Time a core spent running handlers and verbs.", core...),
-		runs:        d("core_runs_total", "Handler and verb runs on a core.", core...),
-		insns:       d("core_instructions_total", "eBPF instructions a core executed.", core...),
-		placed:      d("placements_total", "Placement decisions: where messages were sent to run.", "placement"),
-		hRuns:       d("handler_runs_total", "Runs of a handler or verb.", h...),
-		hOutcome:    d("handler_outcomes_total", "Ends of a handler's runs by outcome.", append(h, "outcome")...),
-		hRejected:   d("handler_rejected_total", "Messages for a handler refused before running (foreign tenant, overloaded, failed verb checks).", h...),
-		hTime:       d("handler_run_seconds", "How long a handler's runs took on their core.", h...),
-		hPlaced:     d("handler_placements_total", "Placement decisions for a handler.", append(h, "placement")...),
-		dropped:     d("dropped_total", "Datagrams the server dropped, by reason.", "reason"),
-		rejected:    d("rejected_total", "Messages the NIC refused, by reason.", "reason"),
-		server:      d("server_packets_total", "Server traffic by kind (rx, tx, requests, replies, retransmitted, cache hits, ...).", "kind"),
-		serverState: d("server_state", "The server's state now: peer states, floors, uploads in progress, reply-cache bytes.", "kind"),
-		dma:         d("dma_bytes_total", "Modelled PCIe DMA bytes.", "side"),
-		cycles:      d("nic_cycles_total", "Modelled NIC core cycles.", "side"),
-		members:     d("cluster_members", "Members of the cluster alive or suspected, as this node sees them."),
-		xdp:         d("xdp_packets_total", "The XDP tier's counters (spec/xdp.md, Counters): runs, passes and drops by reason, cache hits, kernel-verifier refusals, ...", "kind"),
+		n:              n,
+		queued:         d("core_queue_depth", "Messages waiting in a core's rx queue now.", core...),
+		queueCap:       d("core_queue_capacity", "A core's rx queue capacity.", core...),
+		busy:           d("core_busy_seconds_total", "Time a core spent running handlers and verbs.", core...),
+		runs:           d("core_runs_total", "Handler and verb runs on a core.", core...),
+		insns:          d("core_instructions_total", "eBPF instructions a core executed.", core...),
+		placed:         d("placements_total", "Placement decisions: where messages were sent to run.", "placement"),
+		hRuns:          d("handler_runs_total", "Runs of a handler or verb.", h...),
+		hOutcome:       d("handler_outcomes_total", "Ends of a handler's runs by outcome.", append(h, "outcome")...),
+		hRejected:      d("handler_rejected_total", "Messages for a handler refused before running (foreign tenant, overloaded, failed verb checks).", h...),
+		hTime:          d("handler_run_seconds", "How long a handler's runs took on their core.", h...),
+		hPlaced:        d("handler_placements_total", "Placement decisions for a handler.", append(h, "placement")...),
+		hSteer:         d("handler_steer_decisions_total", "The steering policy's choices for a handler (placement steer), by core class.", append(h, "class")...),
+		hSteerProbes:   d("handler_steer_probes_total", "The steering policy's probes of the class it had not chosen, for a handler.", h...),
+		hSteerSwitches: d("handler_steer_switches_total", "Times the steering policy changed its choice for a handler.", h...),
+		dropped:        d("dropped_total", "Datagrams the server dropped, by reason.", "reason"),
+		rejected:       d("rejected_total", "Messages the NIC refused, by reason.", "reason"),
+		server:         d("server_packets_total", "Server traffic by kind (rx, tx, requests, replies, retransmitted, cache hits, ...).", "kind"),
+		serverState:    d("server_state", "The server's state now: peer states, floors, uploads in progress, reply-cache bytes.", "kind"),
+		dma:            d("dma_bytes_total", "Modelled PCIe DMA bytes.", "side"),
+		cycles:         d("nic_cycles_total", "Modelled NIC core cycles.", "side"),
+		members:        d("cluster_members", "Members of the cluster alive or suspected, as this node sees them."),
+		xdp:            d("xdp_packets_total", "The XDP tier's counters (spec/xdp.md, Counters): runs, passes and drops by reason, cache hits, kernel-verifier refusals, ...", "kind"),
 
 		jitRuns:      d("jit_runs_total", "Host-core runs through the JIT tier.", core...),
 		jitFallbacks: d("jit_fallbacks_total", "Host-core runs the tier setting sent to the JIT that ran in the interpreter (no cgo, a program whose written regions could only be copied per run, a compile error).", core...),
@@ -64,7 +68,7 @@ func newCollector(n *Node) *collector {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.queued, c.queueCap, c.busy, c.runs, c.insns, c.placed, c.hRuns, c.hOutcome,
-		c.hRejected, c.hTime, c.hPlaced, c.dropped, c.rejected, c.server, c.serverState, c.dma, c.cycles, c.members,
+		c.hRejected, c.hTime, c.hPlaced, c.hSteer, c.hSteerProbes, c.hSteerSwitches, c.dropped, c.rejected, c.server, c.serverState, c.dma, c.cycles, c.members,
 		c.jitRuns, c.jitFallbacks, c.jitCompiles, c.jitTime, c.xdp} {
 		ch <- d
 	}
@@ -115,6 +119,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			if v != 0 {
 				counter(c.hPlaced, float64(v), append(labels, metricLabel(nicrt.Placement(i).String()))...)
 			}
+		}
+		if sc := h.Steer; sc != (nicrt.SteerCounts{}) {
+			counter(c.hSteer, float64(sc.NIC), append(labels, "nic")...)
+			counter(c.hSteer, float64(sc.Host), append(labels, "host")...)
+			counter(c.hSteerProbes, float64(sc.Probes), labels...)
+			counter(c.hSteerSwitches, float64(sc.Switches), labels...)
 		}
 		buckets := map[float64]uint64{}
 		cum := uint64(0)

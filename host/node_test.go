@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"runtime"
@@ -329,5 +330,57 @@ func TestPeerRegisterUnregister(t *testing.T) {
 	}
 	if err := p.Register(ctx, "more", 8, RegionOptions{}); err != nil {
 		t.Errorf("within the cap again: %v", err)
+	}
+}
+
+// TestMetricsSteer: a node whose policy steers exports each handler's
+// steering decisions by class, its probes and its switches, as its Stats
+// count them.
+func TestMetricsSteer(t *testing.T) {
+	a := startDemo(t, Config{Name: "steer", NIC: nicrt.Config{Paced: true, Placement: nicrt.PolicySteer}})
+	ctx := testCtx(t)
+	p, err := Dial(ctx, a.Addr().String(), 0, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var v uint64
+	const calls = 200
+	for range calls {
+		if err := p.Call(ctx, "incr", struct{ Slot, By uint64 }{1, 1}, &v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sc nicrt.SteerCounts
+	for _, h := range a.NIC().Stats().Handlers {
+		if !h.Builtin && h.Name == "incr" {
+			sc = h.Steer
+		}
+	}
+	if sc.NIC+sc.Host != calls {
+		t.Fatalf("steering decisions: %+v, want %d in all", sc, calls)
+	}
+	srv := httptest.NewServer(a.MetricsHandler())
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	text := string(body)
+	incr := `handler="demo.incr",node="steer",program="demo",tenant="1"`
+	for _, want := range []string{
+		fmt.Sprintf(`naam_handler_steer_decisions_total{class="nic",%s} %d`, incr, sc.NIC),
+		fmt.Sprintf(`naam_handler_steer_decisions_total{class="host",%s} %d`, incr, sc.Host),
+		fmt.Sprintf(`naam_handler_steer_probes_total{%s} %d`, incr, sc.Probes),
+		fmt.Sprintf(`naam_handler_steer_switches_total{%s} %d`, incr, sc.Switches),
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(text)
 	}
 }
