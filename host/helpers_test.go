@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"io"
+	"net/http/httptest"
 	"os"
 	"testing"
 	"time"
@@ -52,4 +54,21 @@ func ctxTimeout(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// scrapeMetrics returns n's metrics as a scraper sees them.
+func scrapeMetrics(t *testing.T, n *Node) string {
+	t.Helper()
+	srv := httptest.NewServer(n.MetricsHandler())
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
 }

@@ -1,8 +1,6 @@
 package host
 
 import (
-	"io"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -32,15 +30,7 @@ func TestCallerMetrics(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	srv := httptest.NewServer(b.MetricsHandler())
-	defer srv.Close()
-	resp, err := srv.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	text := string(body)
+	text := scrapeMetrics(t, b)
 	labels := func(h, pl string) string {
 		s := `handler="demo.` + h + `",node="caller",peer="` + p.Addr().String() + `"`
 		if pl != "" {

@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
@@ -265,15 +263,7 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	p.Call(ctx, "incr", struct{ Slot, By uint64 }{99, 1}, &v)
-	srv := httptest.NewServer(a.MetricsHandler())
-	defer srv.Close()
-	resp, err := srv.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	text := string(body)
+	text := scrapeMetrics(t, a)
 	incr := `handler="demo.incr",node="metrics",program="demo",tenant="1"`
 	for _, want := range []string{
 		`naam_handler_runs_total{` + incr + `} 4`,
@@ -360,15 +350,7 @@ func TestMetricsSteer(t *testing.T) {
 	if sc.NIC+sc.Host != calls {
 		t.Fatalf("steering decisions: %+v, want %d in all", sc, calls)
 	}
-	srv := httptest.NewServer(a.MetricsHandler())
-	defer srv.Close()
-	resp, err := srv.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	text := string(body)
+	text := scrapeMetrics(t, a)
 	incr := `handler="demo.incr",node="steer",program="demo",tenant="1"`
 	for _, want := range []string{
 		fmt.Sprintf(`naam_handler_steer_decisions_total{class="nic",%s} %d`, incr, sc.NIC),
