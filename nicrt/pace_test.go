@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/naam-project/naam/compiler"
+	"github.com/naam-project/naam/internal/testing/cputime"
 	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/lang"
 	"github.com/naam-project/naam/vm"
@@ -184,11 +185,11 @@ func BenchmarkPaced(b *testing.B) {
 		for _, w := range ws {
 			b.Run(fmt.Sprintf("%s/window=%d", w.name, window), func(b *testing.B) {
 				before := n.Stats().NIC
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				b.ResetTimer()
 				wall := drive(b, n, w.msg, b.N, window)
 				b.StopTimer()
-				cpu := cpuTime() - cpu0
+				cpu := cputime.Process() - cpu0
 				after := n.Stats().NIC
 				runs := float64(after.Runs - before.Runs)
 				modelPer := float64(after.ModelNanos-before.ModelNanos) / runs

@@ -70,6 +70,7 @@ var allowedImports = map[string][]string{
 	"internal/testing/netns":       {"internal/netns"},
 	"internal/testing/spectable":   {},
 	"internal/testing/syncbuf":     {},
+	"internal/testing/cputime":     {},
 	"internal/testing/testprog":    {"bytecode", "internal/bench/benchprog", "compiler", "lang"},
 	"internal/testing/verifygen":   {"bytecode"},
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/naam-project/naam/internal/testing/cputime"
 	"github.com/naam-project/naam/internal/testing/testprog"
 	"github.com/naam-project/naam/nicrt"
 	"github.com/naam-project/naam/nicrt/caller"
@@ -291,7 +292,7 @@ func splitClients(b *testing.B, workers int, work func(count int, lat *netLatenc
 	lat := &netLatencies{}
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0, wall0 := processCPU(), time.Now()
+	cpu0, wall0 := cputime.Process(), time.Now()
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
 	for i := range workers {
@@ -303,7 +304,7 @@ func splitClients(b *testing.B, workers int, work func(count int, lat *netLatenc
 	}
 	wg.Wait()
 	b.StopTimer()
-	if cpu := processCPU() - cpu0; cpu > 0 {
+	if cpu := cputime.Process() - cpu0; cpu > 0 {
 		// CPU per message (both ends, user and system) and CPUs busy: a
 		// path bound by work shows both CPUs busy, one bound by hand-offs
 		// and wake-ups fewer.

@@ -1,15 +1,14 @@
 //go:build unix
 
-package server
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the CPU time (user and system) the process has used: the
-// throughput benchmarks report it per message.
-func processCPU() time.Duration {
+// Process is the CPU time (user and system) the process has used.
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
