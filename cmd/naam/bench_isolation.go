@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	_ "embed"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -140,14 +141,13 @@ func startIsolation(ctx context.Context, ncfg nicrt.Config, obj *bytecode.Object
 			}
 		}
 	}
-	for _, h := range server.NIC().Stats().Handlers {
-		switch h.ID {
-		case in.probe:
-			in.probeMax = h.MaxInsns
-		case in.burn:
-			in.burnMax = h.MaxInsns
-		}
+	probe, okProbe := server.NIC().HandlerStats(in.probe)
+	burn, okBurn := server.NIC().HandlerStats(in.burn)
+	if !okProbe || !okBurn {
+		in.close()
+		return nil, errors.New("the probe and burn handlers are not both installed on the node")
 	}
+	in.probeMax, in.burnMax = probe.MaxInsns, burn.MaxInsns
 	return in, nil
 }
 
