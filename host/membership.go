@@ -221,6 +221,14 @@ func (n *Node) startMembership(secret []byte) error {
 	// A node that died may come back under its name at a new address (a
 	// restarted process on another port) once it has been dead a moment.
 	mc.DeadNodeReclaimTime = 100 * time.Millisecond
+	// A program installed over the wire is one metadata broadcast, and the
+	// local config sends each broadcast to only 2 of the members: one can
+	// miss it until a full state sync, which comes every 15 s after a
+	// random first delay of up to 15 s. Four transmissions (memberlist's
+	// LAN figure) and a sync every 5 s (memberlist scales that up with the
+	// cluster's size) bound the wait to about 10 s.
+	mc.RetransmitMult = 4
+	mc.PushPullInterval = 5 * time.Second
 	mc.Delegate = delegate{n}
 	mc.Events = events{n}
 	mc.Logger = slog.NewLogLogger(n.log.Handler(), slog.LevelDebug)
