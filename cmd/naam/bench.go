@@ -75,6 +75,10 @@ whichever ends first, once per mode:
 
 Workloads: kv is YCSB (--mix a: 50% updates, b: 5%, c: reads only) over
 --records keys, uniform or scrambled Zipfian (θ 0.99), --value-size bytes;
+kv --placement host|nic|client|node|auto|all runs its handlers at each
+placement instead of the modes, on paced cores (modelled NIC and host
+speeds; --paced=false: unpaced), the placements taking turns for
+--rounds slices each (bench_placement.go);
 chase walks --hops nodes of a linked list (am: 1 round trip; rdma: one READ
 per hop); rpc is the ledger (reads are balance, updates are transfers;
 am only: a transfer changes two accounts atomically, which one-sided
@@ -154,7 +158,7 @@ bar shows on a terminal (stderr).`,
 	fl.IntVar(&f.programs, "programs", 500, "offloads: distinct programs installed")
 	fl.IntVar(&f.tenants, "tenants", 100, "offloads: tenants the programs belong to (round robin)")
 	fl.IntVar(&f.background, "background", 0, "offloads: calls kept in flight to the programs' run handlers while the probe is measured")
-	fl.IntVar(&f.rounds, "rounds", 3, "offloads: rounds of (1 program, all programs); --duration and --ops are each phase's total over the rounds")
+	fl.IntVar(&f.rounds, "rounds", 3, "offloads: rounds of (1 program, all programs); kv --placement: rounds of the placements in turn; --duration and --ops are each phase's or placement's total over the rounds")
 	f.nic.register(fl, false)
 	placementFlag(fl, &f) // bench_placement.go: kv's client, node and all
 	f.isolation.register(fl)
@@ -192,6 +196,11 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 	}
 	var ncfg nicrt.Config
 	f.nic.apply(&ncfg)
+	if byPlacement && !f.nic.pacedSet {
+		// Placements compare the model's NIC and host cores: unpaced, a
+		// NIC core is a goroutine at this machine's speed.
+		ncfg.Paced = true
+	}
 	if f.xdp || workloadName == "null" {
 		return runBenchXDP(ctx, stdout, stderr, workloadName, f, workload.Config{Mix: mix, Keys: dist, Records: f.records, ValueSize: f.valueSize,
 			Clients: f.clients, Outstanding: f.outstanding, Ops: f.ops, Duration: f.duration, Seed: f.seed})

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -119,6 +120,11 @@ type placementMode struct {
 type placementResult struct {
 	Workload string          `json:"workload"`
 	Modes    []placementMode `json:"modes"`
+	// Paced: the node's cores took their modelled service times (the
+	// default here; --paced=false: goroutines at this machine's speed).
+	// Rounds: the placements ran in turn, each --rounds slices.
+	Paced  bool `json:"paced"`
+	Rounds int  `json:"rounds"`
 	// The check: a YCSB run of CheckOps operations, one at a time, in
 	// which every GET ran at the client and then at the node; Mismatches
 	// counts those whose replies (or errors) differed.
@@ -132,57 +138,105 @@ type placementResult struct {
 const placementCheckOps = 2000
 
 // runKVPlacement is naam bench kv --placement: the kv handlers, called
-// through the host library at each placement in turn, each with a peer
-// of its own (fresh steering state).
+// through the host library at each placement, each with a peer of its
+// own (its own steering state). Every placement keeps its peer for the
+// whole run and runs --rounds slices of --duration / --rounds (or --ops /
+// --rounds), the placements taking turns: the machine's load drifts, and
+// the turns spread the drift over all of them.
 func runKVPlacement(ctx context.Context, stdout, stderr io.Writer, f benchFlags, wcfg workload.Config, server, client *host.Node) error {
 	modes, err := placementModes(f.placement)
 	if err != nil {
 		return err
 	}
+	if f.rounds < 1 || f.rounds > 100 {
+		return cli.Errorf(cli.ExitUsage, "--rounds must be 1…100")
+	}
+	slice := wcfg
+	slice.Duration = f.duration / time.Duration(f.rounds)
+	slice.Ops = (f.ops + uint64(f.rounds) - 1) / uint64(f.rounds)
+	if f.ops == 0 && slice.Duration <= 0 {
+		return cli.Errorf(cli.ExitUsage, "--duration %v is too short for %d rounds", f.duration, f.rounds)
+	}
 	s, err := startKV(ctx, server, client, f.records, f.valueSize)
 	if err != nil {
 		return &cli.ExitError{Code: 1, Err: fmt.Errorf("kv: %w", err)}
 	}
-	title := fmt.Sprintf("kv ycsb-%s %s, %d records, %d-byte values, by placement", strings.ToLower(wcfg.Mix.Name), wcfg.Keys.Name, f.records, f.valueSize)
+	cores := "unpaced cores"
+	if server.NIC().Config().Paced {
+		cores = "paced cores (modelled NIC and host speeds)"
+	}
+	title := fmt.Sprintf("kv ycsb-%s %s, %d records, %d-byte values, by placement, %s, host load %.2f, %d rounds",
+		strings.ToLower(wcfg.Mix.Name), wcfg.Keys.Name, f.records, f.valueSize, cores, server.NIC().HostLoad(), f.rounds)
 	dial := func(pl host.Placement) (*host.Peer, *host.Handler, error) { return dialPlaced(ctx, server, s, pl) }
 
-	var runs []workload.ModeRun
-	var lines []placementMode
+	type placed struct {
+		mode   string
+		policy nicrt.PlacementPolicy
+		p      *host.Peer
+		get    *host.Handler
+		pc     *placedCaller
+		ts     []workload.Target
+		st     *workload.Stats
+	}
+	var all []*placed
+	defer func() {
+		for _, m := range all {
+			m.p.Close()
+		}
+	}()
 	for _, mode := range modes {
 		pl, policy := placementOf(mode)
-		if err := server.NIC().SetPlacement(policy); err != nil {
-			return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %w", mode, err)}
-		}
 		p, get, err := dial(pl)
 		if err != nil {
 			return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %w", mode, err)}
 		}
-		pc := &placedCaller{p: p}
-		ts := make([]workload.Target, f.clients)
-		for i := range ts {
-			ts[i] = placedTarget{c: kv.NewClient(pc, s.cfg, s.ids), pc: pc}
+		m := &placed{mode: mode, policy: policy, p: p, get: get, pc: &placedCaller{p: p}}
+		m.ts = make([]workload.Target, f.clients)
+		for i := range m.ts {
+			m.ts[i] = placedTarget{c: kv.NewClient(m.pc, s.cfg, s.ids), pc: m.pc}
 		}
-		st, err := runMode(ctx, stderr, mode, wcfg, ts, f.progress)
-		ps := get.PlacementStats()
-		p.Close()
-		if err != nil {
-			return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %w", mode, err)}
+		all = append(all, m)
+	}
+	for r := range f.rounds {
+		slice.Seed = wcfg.Seed + uint64(r)
+		for _, m := range all {
+			if err := server.NIC().SetPlacement(m.policy); err != nil {
+				return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %w", m.mode, err)}
+			}
+			label := m.mode
+			if f.rounds > 1 {
+				label = fmt.Sprintf("%s, round %d of %d", m.mode, r+1, f.rounds)
+			}
+			st, err := runMode(ctx, stderr, label, slice, m.ts, f.progress)
+			if err == nil && st.Errors > 0 {
+				err = fmt.Errorf("%d of %d operations failed; the first: %v", st.Errors, st.Errors+st.Ops, st.FirstError)
+			}
+			if err != nil {
+				return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %w", m.mode, err)}
+			}
+			if m.st == nil {
+				m.st = st
+			} else {
+				m.st.Merge(st)
+			}
 		}
-		if st.Errors > 0 {
-			return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %d of %d operations failed; the first: %v", mode, st.Errors, st.Errors+st.Ops, st.FirstError)}
-		}
-		runs = append(runs, workload.ModeRun{Mode: mode, Stats: st})
+	}
+	var runs []workload.ModeRun
+	var lines []placementMode
+	for _, m := range all {
+		ps := m.get.PlacementStats()
+		runs = append(runs, workload.ModeRun{Mode: m.mode, Stats: m.st})
 		line := placementMode{
-			ModeResult: st.ModeResult(mode), Gets: pc.gets.Load(),
+			ModeResult: m.st.ModeResult(m.mode), Gets: m.pc.gets.Load(),
 			AtClient: ps.Client, AtNode: ps.Node, Probes: ps.Probes, Switches: ps.Switches,
 		}
 		if line.Gets > 0 {
-			line.RoundTripsPerGet = float64(pc.getRounds.Load()) / float64(line.Gets)
+			line.RoundTripsPerGet = float64(m.pc.getRounds.Load()) / float64(line.Gets)
 		}
 		lines = append(lines, line)
 	}
 
-	res := placementResult{Workload: title, Modes: lines, CheckOps: placementCheckOps}
+	res := placementResult{Workload: title, Modes: lines, Paced: server.NIC().Config().Paced, Rounds: f.rounds, CheckOps: placementCheckOps}
 	p, get, err := dial(host.AtNode)
 	if err != nil {
 		return &cli.ExitError{Code: 1, Err: fmt.Errorf("check: %w", err)}

@@ -16,6 +16,9 @@ func TestBenchKVPlacement(t *testing.T) {
 	if len(r.Modes) != 4 || r.Modes[0].Mode != "host" || r.Modes[1].Mode != "nic" || r.Modes[2].Mode != "client" || r.Modes[3].Mode != "auto" {
 		t.Fatalf("%+v", r)
 	}
+	if !r.Paced || r.Rounds != 3 {
+		t.Errorf("paced %v, rounds %d: want the cores paced by default and the default 3 rounds", r.Paced, r.Rounds)
+	}
 	client, auto := r.Modes[2], r.Modes[3]
 	if client.AtNode != 0 || client.AtClient < client.Gets || client.Gets == 0 || client.RoundTripsPerGet < 2 {
 		t.Errorf("client: %+v", client)
@@ -39,6 +42,8 @@ func TestBenchKVPlacementUsage(t *testing.T) {
 		{"mica --placement client", "--placement client is kv's"},
 		{"kv --placement all --modes am", "--placement all is kv's"},
 		{"chase --placement node", "--placement node is kv's"},
+		{"kv --placement all --rounds 0", "--rounds must be 1…100"},
+		{"kv --placement host --ops 0 --duration 2ns --rounds 3", "--duration 2ns is too short for 3 rounds"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := doMain(append([]string{"bench", "--ops", "1"}, strings.Fields(tc.args)...), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {

@@ -98,8 +98,17 @@ const (
 	// placeMargin is the hysteresis: the other option must be estimated
 	// that much cheaper before Auto moves (steer.Config.Margin).
 	placeMargin = 0.3
-	// placeDwell is how many calls Auto keeps a choice after a switch.
-	placeDwell = 4 * placeProbeEvery
+	// placeDwell is how many calls Auto keeps a choice after a switch;
+	// a switch soon after the one before doubles it, up to placeMaxDwell
+	// (steer.Config.MaxDwell): latencies under load are noisy, and a
+	// caller that flaps between node and client pays the dearer option
+	// on every other stay.
+	placeDwell    = 4 * placeProbeEvery
+	placeMaxDwell = 32 * placeDwell
+	// placeMaxInflation bounds an option's learnt inflation, and
+	// placeLearn is how far into a stay it is learnt (placeState).
+	placeMaxInflation = 8
+	placeLearn        = 2 * placeTau
 )
 
 // placeState is one handler's placement at this caller: Auto's chooser
@@ -114,24 +123,77 @@ type placeState struct {
 	// lastNode and lastClient are when each estimate took its last
 	// sample.
 	lastNode, lastClient time.Time
+	// Inflation: the estimate of the option the calls do not go to comes
+	// from probes, and a lone probe finds the option idle: a run at the
+	// client takes its round trips' time while the node's cores queue the
+	// caller's load, and looks cheaper than it will be once every call
+	// goes there. So the chooser sees that option's estimate times its
+	// inflation, learnt from the stays: placeLearn into a stay (when the
+	// estimates have taken in the calls' own samples, and before much
+	// else can have changed), or at its end if sooner, the option's
+	// estimate over its estimate when the stay began (entered, from
+	// probes), averaged with the inflation before, at least 1 and at most
+	// placeMaxInflation.
+	inflation [2]float64 // AtNode, AtClient: index Placement − 1
+	entered   float64    // 0: the choice is the first, no move, or the stay has been learnt from
+	enteredAt time.Time
 
 	atNode, atClient, auto, probes, notAtClient, clientRoundTrips atomic.Uint64
 	choice                                                        atomic.Uint32 // the chooser's current choice, a Placement (0: none yet)
 }
 
 func newPlaceState() *placeState {
-	return &placeState{chooser: steer.NewChooser(steer.Config{Margin: placeMargin, ProbeEvery: placeProbeEvery, MinDwell: placeDwell, ScaleProbes: true})}
+	return &placeState{
+		chooser:   steer.NewChooser(steer.Config{Margin: placeMargin, ProbeEvery: placeProbeEvery, MinDwell: placeDwell, MaxDwell: placeMaxDwell, ScaleProbes: true}),
+		inflation: [2]float64{1, 1},
+	}
 }
 
-// decide is where h's next call runs, given pl (PlaceDefault: the peer's).
-// It is called once per call, before anything is sent, and the call keeps
-// its answer through every retransmission.
+// choose is one decision of Auto's chooser over the estimates node and
+// client (ns) at now, under st.mu: the option not chosen inflated, and
+// the stay learnt from.
+func (st *placeState) choose(node, client float64, now time.Time) steer.Decision {
+	raw := [2]float64{node, client}
+	var costs steer.Costs
+	costs[steer.Host] = steer.Unavailable // the node is one option here: it places on its NIC or host itself
+	costs[steer.NIC], costs[steer.Client] = node, client
+	cur, ok := st.chooser.Current()
+	at := AtNode
+	if cur == steer.Client {
+		at = AtClient
+	}
+	if ok {
+		if at == AtClient {
+			costs[steer.NIC] *= st.inflation[AtNode-1]
+		} else {
+			costs[steer.Client] *= st.inflation[AtClient-1]
+		}
+	}
+	d, _ := st.chooser.Choose(costs)
+	if ok && st.entered > 0 && (d.Switched || now.Sub(st.enteredAt) >= placeLearn) {
+		inf := &st.inflation[at-1]
+		*inf = min(max((*inf+raw[at-1]/st.entered)/2, 1), placeMaxInflation)
+		st.entered = 0
+	}
+	if d.Switched {
+		to := AtNode
+		if cur, _ := st.chooser.Current(); cur == steer.Client {
+			to = AtClient
+		}
+		st.entered, st.enteredAt = raw[to-1], now
+	}
+	return d
+}
+
 // decision is where one call runs.
 type decision struct {
 	at          Placement // AtNode or AtClient
 	auto, probe bool      // Auto placed it (its time is measured); a probe
 }
 
+// decide is where h's next call runs, given pl (PlaceDefault: the peer's).
+// It is called once per call, before anything is sent, and the call keeps
+// its answer through every retransmission.
 func (p *Peer) decide(h *Handler, pl Placement) decision {
 	if pl == PlaceDefault {
 		pl = Placement(p.placement.Load())
@@ -162,11 +224,7 @@ func (p *Peer) decide(h *Handler, pl Placement) decision {
 		return decision{at: AtNode, auto: true}
 	}
 	guess := p.rttGuess(st)
-	var costs steer.Costs
-	costs[steer.Host] = steer.Unavailable // the node is one option here: it places on its NIC or host itself
-	costs[steer.NIC] = st.node.Or(guess)
-	costs[steer.Client] = st.client.Or(st.rounds.Or(2) * guess)
-	d, _ := st.chooser.Choose(costs)
+	d := st.choose(st.node.Or(guess), st.client.Or(st.rounds.Or(2)*guess), time.Now())
 	if cur, _ := st.chooser.Current(); cur == steer.Client {
 		st.choice.Store(uint32(AtClient))
 	} else {
