@@ -64,7 +64,7 @@ type Workload struct {
 	// zipfian.
 	Keys string `json:"keys"`
 	// Records is kv's records, sharded over the nodes by record mod
-	// Nodes. Default 100 per node.
+	// Nodes. Default 16 per node.
 	Records int `json:"records"`
 	// ValueSize is kv's value bytes, a multiple of 8 in 8 … 256. Default
 	// 64.
@@ -342,7 +342,7 @@ func (s Scenario) withDefaults() Scenario {
 	if w.Keys == "" {
 		w.Keys = "zipfian"
 	}
-	set(&w.Records, 100*s.Nodes)
+	set(&w.Records, 16*s.Nodes)
 	set(&w.ValueSize, 64)
 	set(&w.Lists, 64)
 	set(&w.Hops, 4)
