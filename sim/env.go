@@ -20,7 +20,10 @@ type simEnv struct {
 	bulk    float64
 	fwdNode int32
 	fwdH    int32
-	sends   []int32 // one-way records made by the run
+	// hop is the run's place in its request's chain; −1 for a one-way
+	// message, which is never forwarded.
+	hop   int
+	sends []int32 // one-way records made by the run
 }
 
 var errRefused = errors.New("sim: refused")
@@ -75,6 +78,9 @@ func (e *simEnv) Send(node uint64, handler uint32, payload []byte) error {
 
 func (e *simEnv) Forward(node uint64, handler uint32) error {
 	n, h, err := e.target(node, handler)
+	if err == nil && (e.hop < 0 || e.hop+1 >= maxHops) {
+		err = errRefused
+	}
 	if err != nil {
 		e.s.st.sends.Refused++
 		return err

@@ -344,6 +344,7 @@ func (s *sim) request(e event) {
 		s.st.net.RerunsAfterRestart++ // the node lost its windows (spec/wire.md, Known gap)
 	}
 	h.node, h.epoch, h.done, h.fwdNode = e.dst, nd.epoch+1, false, -1
+	s.env.hop = int(e.hop)
 	out, ok := s.dispatch(e.dst, int(h.handler), o.payload, uint64(o.client)+uint64(len(s.nodes))+1, uint64(e.op)<<32|uint64(o.gen))
 	if !ok {
 		h.status, h.done = nicrt.StatusOverloaded, true
@@ -731,14 +732,12 @@ func (s *sim) sendOneway(e event) {
 	w := &s.ow[e.op]
 	nd := &s.nodes[w.src]
 	if nd.down || nd.epoch != e.epoch {
-		s.st.sends.Lost++
-		s.freeOneway(e.op)
+		s.loseOneway(e.op)
 		return
 	}
 	w.copies += int32(s.send(w.src, w.dst, pkOneway, headerBytes+programPrefixBytes+len(w.payload), e.op, w.gen, 0, 0))
 	if w.copies == 0 {
-		s.st.sends.Lost++
-		s.freeOneway(e.op)
+		s.loseOneway(e.op)
 	}
 }
 
@@ -756,21 +755,31 @@ func (s *sim) arriveOneway(e event) {
 		} else {
 			w.delivered = true
 			s.st.sends.Delivered++
+			s.env.hop = -1 // a one-way message is not forwarded
 			if out, ok := s.dispatch(e.dst, int(w.handler), w.payload, uint64(w.src)+1, uint64(e.op)<<32|uint64(w.gen)); !ok {
 				s.st.sends.Refused++
 			} else {
 				// The run's end frees its core.
 				s.heap.push(event{at: out.end, kind: evDone, pk: pkOneway, dst: e.dst, core: out.core, epoch: s.nodes[e.dst].epoch})
 			}
+			w = &s.ow[e.op] // the run's sends may have grown s.ow
 		}
 	}
 	if w.copies == 0 {
 		if !w.delivered {
-			s.st.sends.Lost++
-			s.wl.lost(w.payload, w.handler)
+			s.loseOneway(e.op)
+			return
 		}
 		s.freeOneway(e.op)
 	}
+}
+
+// loseOneway ends a one-way message no copy of arrived.
+func (s *sim) loseOneway(i int32) {
+	w := &s.ow[i]
+	s.st.sends.Lost++
+	s.wl.lost(w.payload, w.handler)
+	s.freeOneway(i)
 }
 
 func (s *sim) newOneway() int32 {
