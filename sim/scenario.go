@@ -92,6 +92,10 @@ type NIC struct {
 	HostLoad float64 `json:"host_load"`
 	// NICMem puts the workload's regions in nicmem.
 	NICMem bool `json:"nicmem"`
+	// NICClockHz and HostClockHz are the cores' clocks (nicrt's
+	// defaults 2.5 GHz and 3 GHz).
+	NICClockHz  float64 `json:"nic_clock_hz"`
+	HostClockHz float64 `json:"host_clock_hz"`
 }
 
 // Network is the default link and the links that differ from it.
@@ -469,7 +473,16 @@ func (s Scenario) check() (nicrt.Config, error) {
 	if math.IsNaN(s.NIC.HostLoad) || s.NIC.HostLoad < 0 || s.NIC.HostLoad > 1 {
 		return cfg, fmt.Errorf("nic.host_load: %v is not in [0, 1]", s.NIC.HostLoad)
 	}
-	cfg = nicrt.Config{NICCores: s.NIC.NICCores, HostCores: s.NIC.HostCores, Placement: pol, HostLoad: s.NIC.HostLoad, Paced: true}
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"nic_clock_hz", s.NIC.NICClockHz}, {"host_clock_hz", s.NIC.HostClockHz}} {
+		if math.IsNaN(c.v) || c.v < 0 || (c.v > 0 && c.v < 1e6) || c.v > 1e11 {
+			return cfg, fmt.Errorf("nic.%s: %v is not 0 (the default) or a clock in 1 MHz … 100 GHz", c.name, c.v)
+		}
+	}
+	cfg = nicrt.Config{NICCores: s.NIC.NICCores, HostCores: s.NIC.HostCores, Placement: pol, HostLoad: s.NIC.HostLoad, Paced: true,
+		NICClockHz: s.NIC.NICClockHz, HostClockHz: s.NIC.HostClockHz}
 	if s.Network.BandwidthGbps != 0 {
 		cfg.LinkBitsPerSec = s.Network.BandwidthGbps * 1e9
 	}
