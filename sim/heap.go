@@ -86,3 +86,103 @@ func (h *eventHeap) pop() event {
 }
 
 func (h *eventHeap) len() int { return len(h.ev) }
+
+// timers are the callers' retransmission timers, one per op in flight at
+// most, in a heap of their own that an op leaves when it ends: so the
+// event heap does not fill with the timers of answered requests. Their
+// sequence numbers come from the event heap's counter, and the loop takes
+// whichever of the two heaps' heads is first by (time, sequence).
+type timers struct {
+	ops []int32 // heap of op indices by (op.timerAt, op.timerSeq)
+}
+
+func (s *sim) timerLess(i, j int) bool {
+	a, b := &s.ops[s.timers.ops[i]], &s.ops[s.timers.ops[j]]
+	if a.timerAt != b.timerAt {
+		return a.timerAt < b.timerAt
+	}
+	return a.timerSeq < b.timerSeq
+}
+
+func (s *sim) timerSwap(i, j int) {
+	t := s.timers.ops
+	t[i], t[j] = t[j], t[i]
+	s.ops[t[i]].timerPos = int32(i)
+	s.ops[t[j]].timerPos = int32(j)
+}
+
+func (s *sim) timerUp(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !s.timerLess(i, p) {
+			break
+		}
+		s.timerSwap(i, p)
+		i = p
+	}
+}
+
+func (s *sim) timerDown(i int) {
+	n := len(s.timers.ops)
+	for {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && s.timerLess(l, m) {
+			m = l
+		}
+		if r < n && s.timerLess(r, m) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		s.timerSwap(i, m)
+		i = m
+	}
+}
+
+// setTimer (re)arms op i's timer for at.
+func (s *sim) setTimer(i int32, at int64) {
+	o := &s.ops[i]
+	s.heap.seq++
+	o.timerAt, o.timerSeq = at, s.heap.seq
+	if o.timerPos < 0 {
+		o.timerPos = int32(len(s.timers.ops))
+		s.timers.ops = append(s.timers.ops, i)
+	}
+	s.timerUp(int(o.timerPos))
+	s.timerDown(int(o.timerPos))
+}
+
+// stopTimer disarms op i's timer, if armed.
+func (s *sim) stopTimer(i int32) {
+	o := &s.ops[i]
+	p := int(o.timerPos)
+	if p < 0 {
+		return
+	}
+	last := len(s.timers.ops) - 1
+	if p != last {
+		s.timerSwap(p, last)
+	}
+	s.timers.ops = s.timers.ops[:last]
+	o.timerPos = -1
+	if p != last {
+		s.timerUp(p)
+		s.timerDown(p)
+	}
+}
+
+// nextIsTimer reports whether the first thing to happen is a timer.
+func (s *sim) nextIsTimer() bool {
+	if len(s.timers.ops) == 0 {
+		return false
+	}
+	if s.heap.len() == 0 {
+		return true
+	}
+	o, e := &s.ops[s.timers.ops[0]], &s.heap.ev[0]
+	if o.timerAt != e.at {
+		return o.timerAt < e.at
+	}
+	return o.timerSeq < e.seq
+}

@@ -98,6 +98,11 @@ type op struct {
 	replyLen int
 	check    uint64 // what the workload expects of the reply
 	kind     uint8  // the workload's kind of operation
+	// The retransmission timer (timers): when, its sequence number, its
+	// place in the timer heap (−1: not armed).
+	timerAt  int64
+	timerSeq uint64
+	timerPos int32
 }
 
 // oneway is one message a handler sent.
@@ -138,8 +143,9 @@ type sim struct {
 	progress         func(done, total int)
 	progressEvery    int
 
-	shift shiftState
-	st    stats
+	timers timers
+	shift  shiftState
+	st     stats
 }
 
 // Run simulates sc.
@@ -215,7 +221,15 @@ func alignedBytes(n int) []byte {
 }
 
 func (s *sim) loop() error {
-	for s.heap.len() > 0 {
+	for s.heap.len() > 0 || len(s.timers.ops) > 0 {
+		if s.nextIsTimer() {
+			i := s.timers.ops[0]
+			o := &s.ops[i]
+			s.now = o.timerAt
+			s.stopTimer(i)
+			s.timeout(i)
+			continue
+		}
 		e := s.heap.pop()
 		s.now = e.at
 		switch e.kind {
@@ -223,8 +237,6 @@ func (s *sim) loop() error {
 			s.arrive(e)
 		case evDone:
 			s.done(e)
-		case evTimeout:
-			s.timeout(e)
 		case evSend:
 			s.sendOneway(e)
 		case evIssue:
@@ -456,6 +468,7 @@ func (s *sim) replyAtClient(e event) {
 
 // finish ends an op: answered, or failed after its last try.
 func (s *sim) finish(opIdx int32, answered bool) {
+	s.stopTimer(opIdx)
 	o := &s.ops[opIdx]
 	o.done = true
 	s.st.opDone(s, o, answered)
@@ -478,21 +491,19 @@ func (s *sim) rto(c *client) int64 {
 	return min(max(t, int64(r.MinTimeout)), int64(r.MaxTimeout))
 }
 
-func (s *sim) timeout(e event) {
-	o := &s.ops[e.op]
-	if o.gen != e.gen || o.done || o.try != e.try {
-		return
-	}
+// timeout fires op i's timer: a retransmission, or the end of its tries.
+func (s *sim) timeout(i int32) {
+	o := &s.ops[i]
 	if int(o.try) >= s.sc.Retransmit.MaxTries {
 		s.st.net.Timeouts++
-		s.finish(e.op, false)
+		s.finish(i, false)
 		return
 	}
 	o.try++
 	s.st.net.Retransmissions++
 	o.wait = min(2*o.wait, int64(s.sc.Retransmit.MaxTimeout))
-	s.send(o.client+int32(len(s.nodes)), o.target, pkRequest, headerBytes+len(o.payload), e.op, o.gen, 0, o.try)
-	s.heap.push(event{at: s.now + o.wait, kind: evTimeout, op: e.op, gen: o.gen, try: o.try})
+	s.send(o.client+int32(len(s.nodes)), o.target, pkRequest, headerBytes+len(o.payload), i, o.gen, 0, o.try)
+	s.setTimer(i, s.now+o.wait)
 }
 
 // issue starts client c's next operation, if any remain.
@@ -506,7 +517,7 @@ func (s *sim) issue(c int) {
 		idx = s.free[n-1]
 		s.free = s.free[:n-1]
 	} else {
-		s.ops = append(s.ops, op{gen: 1})
+		s.ops = append(s.ops, op{gen: 1, timerPos: -1})
 		idx = int32(len(s.ops) - 1)
 	}
 	o := &s.ops[idx]
@@ -517,7 +528,7 @@ func (s *sim) issue(c int) {
 	o.hops[0].handler = o.handler
 	o.wait = s.rto(&s.client[c])
 	s.send(int32(c+len(s.nodes)), o.target, pkRequest, headerBytes+len(o.payload), idx, o.gen, 0, 1)
-	s.heap.push(event{at: s.now + o.wait, kind: evTimeout, op: idx, gen: o.gen, try: 1})
+	s.setTimer(idx, s.now+o.wait)
 }
 
 // runOut is what a run made.
