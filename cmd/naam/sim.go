@@ -180,6 +180,11 @@ func simScenario(cmd *cobra.Command, f *simFlags, flags *sim.Scenario) (sim.Scen
 		if err != nil || len(ns) == 0 {
 			return nil, cli.Errorf(cli.ExitUsage, "--%s %q: want nodes such as 3, 0-9 or 1,5-7", flag, v)
 		}
+		for _, r := range ns {
+			if r.Lo < 0 || r.Hi < r.Lo || (sc.Nodes > 0 && r.Hi >= sc.Nodes) {
+				return nil, cli.Errorf(cli.ExitUsage, "--%s %q: %d-%d is not a range of nodes 0 … %d", flag, v, r.Lo, r.Hi, sc.Nodes-1)
+			}
+		}
 		return ns, nil
 	}
 	for _, ev := range []struct {
