@@ -10,10 +10,10 @@ type eventKind uint8
 const (
 	evArrive   eventKind = iota // a datagram reaches its destination
 	evDone                      // a run on a node's core ends
-	evTimeout                   // a caller's retransmission timer
 	evSend                      // a run's one-way message leaves its node (at the run's end)
 	evIssue                     // a client starts its next operation
-	evScenario                  // Scenario.Events[a]
+	evScenario                  // Scenario.Events[op]
+	evFinish                    // a run at the caller is done: the op ends
 )
 
 // event is one scheduled thing. Which fields mean what depends on kind.

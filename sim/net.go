@@ -17,10 +17,12 @@ import (
 type packetKind uint8
 
 const (
-	pkRequest packetKind = iota // a client's request (hop 0)
-	pkForward                   // a node's forward of a request (hop ≥ 1)
-	pkReply                     // a reply: to its client, or relayed to the node before
-	pkOneway                    // a send: one-way, at most once
+	pkRequest   packetKind = iota // a client's request (hop 0)
+	pkForward                     // a node's forward of a request (hop ≥ 1)
+	pkReply                       // a reply: to its client, or relayed to the node before
+	pkOneway                      // a send: one-way, at most once
+	pkVerb                        // a caller's verb of a run at the client (hop: its round trip)
+	pkVerbReply                   // the verb's reply
 )
 
 // Datagram sizes beyond the payload: the header and tag, and the route

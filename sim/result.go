@@ -47,9 +47,10 @@ type Result struct {
 	TriesPerOp      Num `json:"tries_per_op"`
 	ForwardsPerOp   Num `json:"forwards_per_op"`
 	DatagramsPerOp  Num `json:"datagrams_per_op"`
-	// Runs is the handler runs on every node; Insns their instructions,
-	// executed by the VM; ModelNanosPerRun their mean modelled service
-	// time before the host load's stretch.
+	// Runs is the handler runs on every node; Insns the instructions the
+	// VM executed in them and in the runs at callers (InsnsPerRun over
+	// both); ModelNanosPerRun the node runs' mean modelled service time
+	// before the host load's stretch.
 	Runs             uint64 `json:"runs"`
 	Insns            uint64 `json:"insns"`
 	InsnsPerRun      Num    `json:"insns_per_run"`
@@ -135,8 +136,11 @@ type NetCount struct {
 	Timeouts             uint64 `json:"timeouts"`
 	StaleReplies         uint64 `json:"stale_replies"`
 	Forwards             uint64 `json:"forwards"`
-	Relays               uint64 `json:"relays"`
-	RelayUnmatched       uint64 `json:"relay_unmatched"`
+	// Verbs are the one-sided verbs of runs at the caller that nodes
+	// answered.
+	Verbs          uint64 `json:"verbs"`
+	Relays         uint64 `json:"relays"`
+	RelayUnmatched uint64 `json:"relay_unmatched"`
 	// RerunsAfterRestart are requests that ran a second time because
 	// their node restarted and lost its windows (spec/wire.md, Known gap).
 	RerunsAfterRestart uint64 `json:"reruns_after_restart"`
@@ -221,6 +225,9 @@ type stats struct {
 	wrong      uint64
 	lastDone   int64
 	tries      uint64
+	roundTrips uint64
+	clientRuns uint64
+	verbs      uint64
 	bins       []Bin
 	binNanos   int64
 	loaded     int
@@ -254,6 +261,7 @@ func (st *stats) opDone(s *sim, o *op, answered bool) {
 	}
 	st.answered++
 	st.tries += uint64(o.try)
+	st.roundTrips += uint64(o.roundTrips)
 	st.lat.Record(time.Duration(s.now - o.start))
 	st.lastDone = max(st.lastDone, s.now)
 	switch {
@@ -297,16 +305,20 @@ func (s *sim) result() *Result {
 		P999: us(h.Quantile(0.999)), Max: us(h.Max())}
 	if st.answered > 0 {
 		a := float64(st.answered)
-		r.RoundTripsPerOp = 1
+		r.RoundTripsPerOp = Num(float64(st.roundTrips) / a)
 		r.TriesPerOp = Num(float64(st.tries) / a)
 		r.ForwardsPerOp = Num(float64(st.net.Forwards) / a)
 		r.DatagramsPerOp = Num(float64(st.net.Datagrams) / a)
 	}
+	if st.runs+st.clientRuns > 0 {
+		r.InsnsPerRun = Num(float64(st.insns) / float64(st.runs+st.clientRuns))
+	}
 	if st.runs > 0 {
-		r.InsnsPerRun = Num(float64(st.insns) / float64(st.runs))
 		r.ModelNanosPerRun = Num(st.modelNanos / float64(st.runs))
 	}
 	var loc [steer.NumLocations]uint64
+	loc[steer.Client] = st.clientRuns
+	r.Network.Verbs = st.verbs
 	for p := nicrt.Placement(0); p < nicrt.PlaceNone; p++ {
 		r.Placements = append(r.Placements, Count{Name: p.String(), Count: st.place[p], Share: share(st.place[p], st.runs)})
 		if p.OnHost() {
@@ -316,7 +328,7 @@ func (s *sim) result() *Result {
 		}
 	}
 	for l := steer.Location(0); l < steer.NumLocations; l++ {
-		r.Locations = append(r.Locations, Count{Name: l.String(), Count: loc[l], Share: share(loc[l], st.runs)})
+		r.Locations = append(r.Locations, Count{Name: l.String(), Count: loc[l], Share: share(loc[l], st.runs+st.clientRuns)})
 	}
 	r.HotSpots = s.hotSpots(s.sc.HotSpots)
 	s.wl.report(s, r)

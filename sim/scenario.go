@@ -37,6 +37,12 @@ type Scenario struct {
 	// operations remain.
 	Duration Duration `json:"duration"`
 
+	// Caller is where callers run handlers: node (every operation is an
+	// active message to its node) or client (the handlers the verifier
+	// proved client-eligible run at the caller over one-sided verbs,
+	// spec/client.md; the others go to the node). Default node.
+	Caller string `json:"caller"`
+
 	Workload   Workload   `json:"workload"`
 	NIC        NIC        `json:"nic"`
 	Network    Network    `json:"network"`
@@ -333,6 +339,9 @@ func (s Scenario) withDefaults() Scenario {
 	set(&s.Clients, min(s.Nodes, 4096))
 	set(&s.Outstanding, 1)
 	set(&s.HotSpots, 10)
+	if s.Caller == "" {
+		s.Caller = "node"
+	}
 	if s.Bin == 0 {
 		s.Bin = Duration(time.Millisecond)
 	}
@@ -425,6 +434,9 @@ func (s Scenario) check() (nicrt.Config, error) {
 		return cfg, fmt.Errorf("hot_spots: %d must not be negative", s.HotSpots)
 	case s.Bin < Duration(time.Microsecond):
 		return cfg, fmt.Errorf("bin: %v must be at least 1µs", time.Duration(s.Bin))
+	}
+	if s.Caller != "node" && s.Caller != "client" {
+		return cfg, fmt.Errorf("caller: %q is not node or client", s.Caller)
 	}
 	w := s.Workload
 	switch w.Kind {

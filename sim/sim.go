@@ -17,6 +17,7 @@ const (
 	streamWorkload = 2
 	streamHelpers  = 3
 	streamSetup    = 4
+	streamClient   = 5
 )
 
 // tenant is the one tenant every message of a run is from.
@@ -98,6 +99,16 @@ type op struct {
 	replyLen int
 	check    uint64 // what the workload expects of the reply
 	kind     uint8  // the workload's kind of operation
+	// A run at the caller (client.go): its verb round trips, the one in
+	// progress, and the caller's VM time.
+	atClient bool
+	rts      []roundTrip
+	rt       int
+	compute  int64
+	// sent is when the request in progress (or round trip) was first
+	// sent; roundTrips counts the exchanges with the node.
+	sent       int64
+	roundTrips int
 	// The retransmission timer (timers): when, its sequence number, its
 	// place in the timer heap (−1: not armed).
 	timerAt  int64
@@ -144,6 +155,7 @@ type sim struct {
 	progressEvery    int
 
 	timers timers
+	caller *clientSide // nil: every operation goes to its node
 	shift  shiftState
 	st     stats
 }
@@ -173,6 +185,11 @@ func Run(sc Scenario, opts Options) (*Result, error) {
 	}
 	if err := s.wl.bind(s.prog); err != nil {
 		return nil, err
+	}
+	if sc.Caller == "client" {
+		if s.caller, err = newClientSide(s, obj); err != nil {
+			return nil, err
+		}
 	}
 	s.net = newNetwork(sc, s.cfg.LinkBitsPerSec, sc.Seed)
 	s.workRNG = rand.New(rand.NewPCG(sc.Seed, streamWorkload))
@@ -243,6 +260,10 @@ func (s *sim) loop() error {
 			s.issue(int(e.src))
 		case evScenario:
 			s.scenarioEvent(int(e.op))
+		case evFinish:
+			if o := &s.ops[e.op]; o.gen == e.gen && !o.done {
+				s.finish(e.op, true)
+			}
 		}
 		if s.st.err != nil {
 			return s.st.err
@@ -321,7 +342,11 @@ func (s *sim) arrive(e event) {
 		return
 	}
 	if !s.isNode(e.dst) {
-		s.replyAtClient(e)
+		if e.pk == pkVerbReply {
+			s.verbReplyAtClient(e)
+		} else {
+			s.replyAtClient(e)
+		}
 		return
 	}
 	nd := &s.nodes[e.dst]
@@ -331,6 +356,8 @@ func (s *sim) arrive(e event) {
 		s.request(e)
 	case pkReply:
 		s.relay(e)
+	case pkVerb:
+		s.verbAtNode(e)
 	}
 }
 
@@ -449,9 +476,16 @@ func (s *sim) replyAtClient(e event) {
 		s.st.net.StaleReplies++
 		return
 	}
+	s.sample(o, e.try)
+	s.finish(e.op, true)
+}
+
+// sample feeds the caller's round-trip estimator with the reply to o's
+// request in progress, if it was sent once (Karn).
+func (s *sim) sample(o *op, try uint8) {
 	c := &s.client[o.client]
-	if e.try == 1 && o.try == 1 { // Karn: only a request sent once
-		rtt := s.now - o.start
+	if try == 1 && o.try == 1 {
+		rtt := s.now - o.sent
 		if c.srtt == 0 {
 			c.srtt, c.rttvar = rtt, rtt/2
 		} else {
@@ -463,7 +497,6 @@ func (s *sim) replyAtClient(e event) {
 			c.srtt = (7*c.srtt + rtt) / 8
 		}
 	}
-	s.finish(e.op, true)
 }
 
 // finish ends an op: answered, or failed after its last try.
@@ -502,7 +535,11 @@ func (s *sim) timeout(i int32) {
 	o.try++
 	s.st.net.Retransmissions++
 	o.wait = min(2*o.wait, int64(s.sc.Retransmit.MaxTimeout))
-	s.send(o.client+int32(len(s.nodes)), o.target, pkRequest, headerBytes+len(o.payload), i, o.gen, 0, o.try)
+	if o.atClient {
+		s.sendRoundTrip(i)
+	} else {
+		s.send(o.client+int32(len(s.nodes)), o.target, pkRequest, headerBytes+len(o.payload), i, o.gen, 0, o.try)
+	}
 	s.setTimer(i, s.now+o.wait)
 }
 
@@ -521,12 +558,20 @@ func (s *sim) issue(c int) {
 		idx = int32(len(s.ops) - 1)
 	}
 	o := &s.ops[idx]
-	o.client, o.try, o.done, o.start = int32(c), 1, false, s.now
+	o.client, o.try, o.done, o.start, o.sent = int32(c), 1, false, s.now, s.now
 	o.status, o.code, o.replyLen, o.reply = 0, 0, 0, o.reply[:0]
 	o.hops = append(o.hops[:0], hopState{fwdNode: -1})
+	o.atClient, o.roundTrips = false, 0
 	s.wl.next(s, o)
 	o.hops[0].handler = o.handler
 	o.wait = s.rto(&s.client[c])
+	if s.runAtClient(idx) {
+		if len(s.ops[idx].rts) > 0 {
+			s.setTimer(idx, s.now+o.wait)
+		}
+		return
+	}
+	o.roundTrips = 1
 	s.send(int32(c+len(s.nodes)), o.target, pkRequest, headerBytes+len(o.payload), idx, o.gen, 0, 1)
 	s.setTimer(idx, s.now+o.wait)
 }

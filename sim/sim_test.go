@@ -63,11 +63,12 @@ func TestDeterminism(t *testing.T) {
 // TestGolden: the output of a small scenario is the file's, byte for
 // byte, on any machine (go test ./sim -run Golden -update rewrites it).
 func TestGolden(t *testing.T) {
-	for _, kind := range []string{sim.KindKV, sim.KindChase, sim.KindLedger} {
+	for _, name := range []string{sim.KindKV, sim.KindChase, sim.KindLedger, "kv-client"} {
+		kind, caller, _ := strings.Cut(name, "-")
 		sc := eventful(kind, 3)
-		sc.Messages = 500
+		sc.Messages, sc.Caller = 500, caller
 		have := append(marshal(t, run(t, sc)), '\n')
-		path := filepath.Join("testdata", kind+".json")
+		path := filepath.Join("testdata", name+".json")
 		if *update {
 			if err := os.WriteFile(path, have, 0o644); err != nil {
 				t.Fatal(err)
@@ -79,7 +80,7 @@ func TestGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(have, want) {
-			t.Errorf("%s: the output differs from %s:\n%s", kind, path, have)
+			t.Errorf("%s: the output differs from %s:\n%s", name, path, have)
 		}
 	}
 }
@@ -242,5 +243,24 @@ func TestScenarioFile(t *testing.T) {
 	}
 	if a, b := marshal(t, run(t, sc2)), marshal(t, r); !bytes.Equal(a, b) {
 		t.Error("the scenario written back runs differently")
+	}
+}
+
+// TestCallerClient: at the caller, a GET is two round trips (the probe
+// window it declares, then the value's slot) answered by the node's
+// verbs, and correct; a PUT, which is not client-eligible, goes to the
+// node.
+func TestCallerClient(t *testing.T) {
+	r := run(t, sim.Scenario{Nodes: 4, Messages: 1000, Caller: "client", Workload: sim.Workload{Kind: sim.KindKV, Mix: "C"}})
+	if r.Correct != 1000 || r.RoundTripsPerOp != 2 || r.Runs != 0 || r.Locations[0].Count != 1000 || r.Network.Verbs != 2000 || r.DatagramsPerOp != 4 {
+		t.Errorf("mix C at the client: %d correct, %v RT/op, %d node runs, locations %+v, %d verbs, %v datagrams/op",
+			r.Correct, r.RoundTripsPerOp, r.Runs, r.Locations, r.Network.Verbs, r.DatagramsPerOp)
+	}
+	r = run(t, sim.Scenario{Nodes: 4, Messages: 1000, Caller: "client", Workload: sim.Workload{Kind: sim.KindKV, Mix: "A"}, Network: sim.Network{Loss: 0.05},
+		Retransmit: sim.Retransmit{Timeout: sim.Duration(time.Millisecond), MinTimeout: sim.Duration(200 * time.Microsecond), MaxTimeout: ms(2)}})
+	client, node := r.Locations[0].Count, r.Runs
+	if r.Correct != 1000 || client+node != 1000 || client == 0 || node == 0 || float64(r.RoundTripsPerOp) != float64(2*client+node)/1000 || r.Network.Retransmissions == 0 {
+		t.Errorf("mix A at the client over a lossy link: %d correct, %d at the client, %d at the node, %v RT/op, %d retransmissions",
+			r.Correct, client, node, r.RoundTripsPerOp, r.Network.Retransmissions)
 	}
 }

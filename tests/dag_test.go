@@ -75,9 +75,10 @@ var allowedImports = map[string][]string{
 	"internal/testing/testprog":    {"bytecode", "internal/bench/benchprog", "compiler", "lang"},
 	"internal/testing/verifygen":   {"bytecode"},
 
-	// The simulator: the NIC model's cost model and policy, the VM, and the
-	// compiler for its own chase program.
-	"sim": {"bytecode", "compiler", "lang", "nicrt", "nicrt/wire", "steer", "verifier", "vm", "internal/bench/workload"},
+	// The simulator: the NIC model's cost model and policy, the VM, the
+	// caller's runs at the client, and the compiler for its own chase
+	// program.
+	"sim": {"bytecode", "clientrun", "compiler", "lang", "nicrt", "nicrt/wire", "steer", "verifier", "vm", "internal/bench/workload"},
 
 	// Where a message runs: the decision alone, shared by the node, the caller and the simulator.
 	"steer": {},

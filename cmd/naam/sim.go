@@ -102,6 +102,7 @@ func simScenarioFlags(fl *pflag.FlagSet, sc *sim.Scenario) {
 	fl.IntVar(&sc.Messages, "messages", 10_000, "operations the clients issue in all")
 	fl.IntVar(&sc.Clients, "clients", 0, "callers (0: as many as nodes, at most 4096)")
 	fl.IntVar(&sc.Outstanding, "outstanding", 1, "operations in flight per client")
+	fl.StringVar(&sc.Caller, "caller", "node", "where callers run handlers: node, or client (the client-eligible ones, over one-sided verbs)")
 	fl.Var((*durationFlag)(&sc.Duration), "duration", "end at this virtual time even if operations remain (0: none)")
 	fl.StringVar(&sc.Workload.Kind, "workload", "kv", "kv, chase, ledger or shift")
 	fl.StringVar(&sc.Workload.Mix, "mix", "B", "kv: YCSB mix A, B or C")
@@ -259,6 +260,7 @@ func applyChanged(cmd *cobra.Command, sc, over *sim.Scenario) {
 	set("messages", func() { sc.Messages = over.Messages })
 	set("clients", func() { sc.Clients = over.Clients })
 	set("outstanding", func() { sc.Outstanding = over.Outstanding })
+	set("caller", func() { sc.Caller = over.Caller })
 	set("duration", func() { sc.Duration = over.Duration })
 	set("workload", func() { sc.Workload.Kind = over.Workload.Kind })
 	set("mix", func() { sc.Workload.Mix = over.Workload.Mix })
@@ -284,7 +286,7 @@ func applyChanged(cmd *cobra.Command, sc, over *sim.Scenario) {
 // simFieldFlags maps the scenario's JSON paths to the flags that set
 // them, so that a bad value given by flag is reported by its flag.
 var simFieldFlags = []struct{ field, flag string }{
-	{"nodes", "--nodes"}, {"messages", "--messages"}, {"clients", "--clients"}, {"outstanding", "--outstanding"},
+	{"nodes", "--nodes"}, {"messages", "--messages"}, {"caller", "--caller"}, {"clients", "--clients"}, {"outstanding", "--outstanding"},
 	{"duration", "--duration"}, {"hot_spots", "--hot-spots"}, {"bin", "--bin"},
 	{"workload.kind", "--workload"}, {"workload.mix", "--mix"}, {"workload.keys", "--keys"},
 	{"workload.records", "--records"}, {"workload.value_size", "--value-size"}, {"workload.lists", "--lists"},

@@ -93,6 +93,7 @@ func TestSimBadFlags(t *testing.T) {
 		{[]string{"--placement", "gpu"}, `--placement: "gpu" is not auto`},
 		{[]string{"--hops", "99", "--workload", "chase"}, "--hops: 99 is not in 1 … 64"},
 		{[]string{"--reply", "echo"}, `--reply: "echo" is not relayed`},
+		{[]string{"--caller", "edge"}, `--caller: "edge" is not node or client`},
 		{[]string{"--latency", "fast"}, `--latency "fast": want DIST:BASE:JITTER`},
 		{[]string{"--latency", "pareto:1us:1us"}, `--latency.dist: "pareto"`},
 		{[]string{"--fail", "3"}, `--fail "3": want NODES@TIME`},
