@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"unsafe"
@@ -22,6 +23,10 @@ const (
 
 // tenant is the one tenant every message of a run is from.
 const tenant = 1
+
+// maxRegionBytes bounds the regions of all nodes together, were every
+// node touched.
+const maxRegionBytes = 8 << 30
 
 // maxHops bounds a request's chain of forwards: a forward past it is
 // refused (the handler sees send's -1), as a loop must not run forever.
@@ -160,8 +165,17 @@ type sim struct {
 	st     stats
 }
 
+// ErrInternal is what Run returns, wrapped, if the simulator itself
+// failed (a Go panic in it): never a result built on a broken run.
+var ErrInternal = errors.New("sim: internal error")
+
 // Run simulates sc.
-func Run(sc Scenario, opts Options) (*Result, error) {
+func Run(sc Scenario, opts Options) (r *Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = nil, fmt.Errorf("%w: %v", ErrInternal, p)
+		}
+	}()
 	sc = sc.withDefaults()
 	cfg, err := sc.check()
 	if err != nil {
@@ -185,6 +199,13 @@ func Run(sc Scenario, opts Options) (*Result, error) {
 	}
 	if err := s.wl.bind(s.prog); err != nil {
 		return nil, err
+	}
+	var perNode uint64
+	for _, r := range s.prog.regions {
+		perNode += (r.Size + 7) &^ 7
+	}
+	if perNode*uint64(sc.Nodes) > maxRegionBytes {
+		return nil, fmt.Errorf("sim: nodes: %d nodes with %d bytes of regions each need more than %d GiB", sc.Nodes, perNode, maxRegionBytes>>30)
 	}
 	if sc.Caller == "client" {
 		if s.caller, err = newClientSide(s, obj); err != nil {

@@ -384,7 +384,14 @@ func runSim(cmd *cobra.Command, f *simFlags, flags *sim.Scenario) error {
 		bar.Finish()
 	}
 	if err != nil {
-		return cli.Errorf(cli.ExitFailed, "%w", err)
+		// What Run refuses beyond Validate is still the scenario's (a
+		// table past a region's size, the nodes' memory); only an internal
+		// error is the simulator's.
+		code := cli.ExitUsage
+		if errors.Is(err, sim.ErrInternal) {
+			code = cli.ExitFailed
+		}
+		return cli.Errorf(code, "%w", err)
 	}
 	wall := time.Since(start)
 	if f.plot != "" {

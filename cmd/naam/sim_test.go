@@ -106,6 +106,7 @@ func TestSimBadFlags(t *testing.T) {
 		{[]string{"--progress", "maybe"}, `--progress "maybe": want auto, on or off`},
 		{[]string{"--scenario", "/nonexistent.json"}, "--scenario: open /nonexistent.json"},
 		{[]string{"extra"}, "unknown command"},
+		{[]string{"--nodes", "1000000", "--records", "60000000"}, "sim: nodes: 1000000 nodes with 26624 bytes of regions each need more than 8 GiB"},
 	} {
 		code, _, errs := simRun(t, tc.args...)
 		if code != 2 || !strings.Contains(errs, tc.want) {
