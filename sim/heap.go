@@ -1,5 +1,7 @@
 package sim
 
+import "container/heap"
+
 // The event queue: a binary heap ordered by (virtual time, sequence
 // number), the sequence number being the order in which events were
 // scheduled, so that events at one instant run in the order they were
@@ -88,56 +90,43 @@ func (h *eventHeap) pop() event {
 func (h *eventHeap) len() int { return len(h.ev) }
 
 // timers are the callers' retransmission timers, one per op in flight at
-// most, in a heap of their own that an op leaves when it ends: so the
-// event heap does not fill with the timers of answered requests. Their
-// sequence numbers come from the event heap's counter, and the loop takes
-// whichever of the two heaps' heads is first by (time, sequence).
+// most, in a heap of their own (container/heap) that an op leaves when it
+// ends: so the event heap does not fill with the timers of answered
+// requests. Their sequence numbers come from the event heap's counter,
+// and the loop takes whichever of the two heaps' heads is first by (time,
+// sequence).
 type timers struct {
-	ops []int32 // heap of op indices by (op.timerAt, op.timerSeq)
+	s   *sim
+	ops []int32 // op indices by (op.timerAt, op.timerSeq)
 }
 
-func (s *sim) timerLess(i, j int) bool {
-	a, b := &s.ops[s.timers.ops[i]], &s.ops[s.timers.ops[j]]
+func (t *timers) Len() int { return len(t.ops) }
+
+func (t *timers) Less(i, j int) bool {
+	a, b := &t.s.ops[t.ops[i]], &t.s.ops[t.ops[j]]
 	if a.timerAt != b.timerAt {
 		return a.timerAt < b.timerAt
 	}
 	return a.timerSeq < b.timerSeq
 }
 
-func (s *sim) timerSwap(i, j int) {
-	t := s.timers.ops
-	t[i], t[j] = t[j], t[i]
-	s.ops[t[i]].timerPos = int32(i)
-	s.ops[t[j]].timerPos = int32(j)
+func (t *timers) Swap(i, j int) {
+	t.ops[i], t.ops[j] = t.ops[j], t.ops[i]
+	t.s.ops[t.ops[i]].timerPos = int32(i)
+	t.s.ops[t.ops[j]].timerPos = int32(j)
 }
 
-func (s *sim) timerUp(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !s.timerLess(i, p) {
-			break
-		}
-		s.timerSwap(i, p)
-		i = p
-	}
+func (t *timers) Push(x any) {
+	i := x.(int32)
+	t.s.ops[i].timerPos = int32(len(t.ops))
+	t.ops = append(t.ops, i)
 }
 
-func (s *sim) timerDown(i int) {
-	n := len(s.timers.ops)
-	for {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < n && s.timerLess(l, m) {
-			m = l
-		}
-		if r < n && s.timerLess(r, m) {
-			m = r
-		}
-		if m == i {
-			return
-		}
-		s.timerSwap(i, m)
-		i = m
-	}
+func (t *timers) Pop() any {
+	i := t.ops[len(t.ops)-1]
+	t.ops = t.ops[:len(t.ops)-1]
+	t.s.ops[i].timerPos = -1
+	return i
 }
 
 // setTimer (re)arms op i's timer for at.
@@ -146,29 +135,16 @@ func (s *sim) setTimer(i int32, at int64) {
 	s.heap.seq++
 	o.timerAt, o.timerSeq = at, s.heap.seq
 	if o.timerPos < 0 {
-		o.timerPos = int32(len(s.timers.ops))
-		s.timers.ops = append(s.timers.ops, i)
+		heap.Push(&s.timers, i)
+	} else {
+		heap.Fix(&s.timers, int(o.timerPos))
 	}
-	s.timerUp(int(o.timerPos))
-	s.timerDown(int(o.timerPos))
 }
 
 // stopTimer disarms op i's timer, if armed.
 func (s *sim) stopTimer(i int32) {
-	o := &s.ops[i]
-	p := int(o.timerPos)
-	if p < 0 {
-		return
-	}
-	last := len(s.timers.ops) - 1
-	if p != last {
-		s.timerSwap(p, last)
-	}
-	s.timers.ops = s.timers.ops[:last]
-	o.timerPos = -1
-	if p != last {
-		s.timerUp(p)
-		s.timerDown(p)
+	if p := s.ops[i].timerPos; p >= 0 {
+		heap.Remove(&s.timers, int(p))
 	}
 }
 

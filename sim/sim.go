@@ -218,7 +218,7 @@ func Run(sc Scenario, opts Options) (r *Result, err error) {
 	if err := s.wl.setup(s, rand.New(rand.NewPCG(sc.Seed, streamSetup))); err != nil {
 		return nil, err
 	}
-	s.env.s = s
+	s.env.s, s.timers.s = s, s
 	helpers := s.env.helpers()
 	s.nicM = vm.NewMachine(vm.Options{Helpers: helpers, Budget: s.cfg.NICBudget, Unchecked: true})
 	s.hostM = vm.NewMachine(vm.Options{Helpers: helpers, Budget: s.cfg.HostBudget, Unchecked: s.cfg.HostUnchecked})
