@@ -190,6 +190,7 @@ type KVResult struct {
 type ChaseResult struct {
 	Lists int    `json:"lists"`
 	Hops  int    `json:"hops"`
+	Slots int    `json:"slots_per_node"`
 	Reply string `json:"reply"`
 }
 

@@ -35,6 +35,11 @@ type ShiftResult struct {
 	HostShareBefore Num `json:"host_share_before"`
 	HostShareDuring Num `json:"host_share_during"`
 	HostShareAfter  Num `json:"host_share_after"`
+	// RunsBefore, During and After are the nodes' runs in each phase
+	// (a share of no runs is 0).
+	RunsBefore uint64 `json:"runs_before"`
+	RunsDuring uint64 `json:"runs_during"`
+	RunsAfter  uint64 `json:"runs_after"`
 	// ShiftNanos is how long after At the last non-probe decision for a
 	// host core was made on the nodes (0: none after At).
 	ShiftNanos int64 `json:"shift_ns"`
@@ -125,6 +130,7 @@ func (sh *shiftState) result(s *sim) *ShiftResult {
 	r := &ShiftResult{AtNanos: sh.at, EndNanos: sh.end, HostLoad: Num(sh.load), Nodes: len(sh.nodes)}
 	hs := func(p int) Num { return share(sh.place[p][1], sh.place[p][0]+sh.place[p][1]) }
 	r.HostShareBefore, r.HostShareDuring, r.HostShareAfter = hs(0), hs(1), hs(2)
+	r.RunsBefore, r.RunsDuring, r.RunsAfter = sh.place[0][0]+sh.place[0][1], sh.place[1][0]+sh.place[1][1], sh.place[2][0]+sh.place[2][1]
 	for i := range sh.nodes {
 		if sh.lastHost[i] > 0 {
 			r.ShiftNanos = max(r.ShiftNanos, sh.lastHost[i]-sh.at)

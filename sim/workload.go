@@ -188,12 +188,17 @@ func (w *kvLoad) report(s *sim, r *Result) {
 
 // The chase: Lists lists of Hops elements, each on Hops distinct nodes
 // drawn at setup; a walk is one call to the list's first node, whose
-// handler forwards it along (chain.naam).
+// handler forwards it along (chain.naam). List j's elements sit in slot
+// j mod slots of their nodes' links regions, slots being a few times the
+// elements a node holds on average (at least 8, at most the lists' power
+// of two); setup draws each list's nodes among those whose slot is free,
+// so that a node's region is a few hundred bytes whatever the lists.
 
 type chaseLoad struct {
 	sc    Scenario
 	dist  ycsb.Distribution
 	keys  ycsb.KeyGen
+	slots int
 	paths []int32 // list j's nodes: paths[j*hops : (j+1)*hops]
 	// at lists every element by node: (node, list, position), sorted.
 	at       []chaseElem
@@ -202,7 +207,12 @@ type chaseLoad struct {
 
 type chaseElem struct{ node, list, pos int32 }
 
-func (w *chaseLoad) object() (*bytecode.Object, error) { return compileChain(w.sc.Workload.Lists) }
+func (w *chaseLoad) object() (*bytecode.Object, error) {
+	k, lists, nodes := w.sc.Workload.Hops, w.sc.Workload.Lists, w.sc.Nodes
+	perNode := (lists*k + nodes - 1) / nodes
+	w.slots = max(8, min(1<<bits.Len(uint(4*perNode-1)), 1<<bits.Len(uint(lists-1))))
+	return compileChain(w.slots)
+}
 
 func (w *chaseLoad) bind(p *program) (err error) {
 	if w.hop, err = p.handlerIndex("hop"); err != nil {
@@ -213,20 +223,27 @@ func (w *chaseLoad) bind(p *program) (err error) {
 }
 
 func (w *chaseLoad) setup(s *sim, r *rand.Rand) error {
-	k, lists := w.sc.Workload.Hops, w.sc.Workload.Lists
+	k, lists, nodes := w.sc.Workload.Hops, w.sc.Workload.Lists, w.sc.Nodes
+	used := make([]uint64, (nodes*w.slots+63)/64) // node n's slot i: bit n*slots+i
 	w.paths = make([]int32, 0, lists*k)
 	for j := range lists {
-		path := w.paths[len(w.paths):]
-		for len(path) < k {
-			n := int32(r.IntN(w.sc.Nodes))
-			if !slices.Contains(path, n) {
-				path = append(path, n)
+		slot := j % w.slots
+		start := len(w.paths)
+		for tries := 0; len(w.paths)-start < k; tries++ {
+			if tries > 64*nodes {
+				return fmt.Errorf("sim: workload.lists: no room for list %d on %d nodes of %d slots", j, nodes, w.slots)
 			}
+			n := int32(r.IntN(nodes))
+			bit := int(n)*w.slots + slot
+			if used[bit/64]&(1<<(bit%64)) != 0 || slices.Contains(w.paths[start:], n) {
+				continue
+			}
+			used[bit/64] |= 1 << (bit % 64)
+			w.paths = append(w.paths, n)
 		}
-		for i, n := range path {
+		for i, n := range w.paths[start:] {
 			w.at = append(w.at, chaseElem{n, int32(j), int32(i)})
 		}
-		w.paths = append(w.paths, path...)
 	}
 	slices.SortFunc(w.at, func(a, b chaseElem) int {
 		return cmp.Or(cmp.Compare(a.node, b.node), cmp.Compare(a.list, b.list))
@@ -270,7 +287,7 @@ func (w *chaseLoad) check(o *op) bool {
 func (w *chaseLoad) lost([]byte, int32) {}
 
 func (w *chaseLoad) report(s *sim, r *Result) {
-	r.Chase = &ChaseResult{Lists: w.sc.Workload.Lists, Hops: w.sc.Workload.Hops, Reply: w.sc.Network.Reply}
+	r.Chase = &ChaseResult{Lists: w.sc.Workload.Lists, Hops: w.sc.Workload.Hops, Slots: w.slots, Reply: w.sc.Network.Reply}
 }
 
 // The ledger: every node holds Accounts accounts of Balance; a transfer

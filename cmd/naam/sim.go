@@ -456,8 +456,8 @@ func printSim(w io.Writer, r *sim.Result) {
 			l.Transfers, l.Insufficient, l.Balances, l.LostInFlight, l.Expected, l.Conserved)
 	}
 	if s := r.Shift; s != nil {
-		fmt.Fprintf(w, "shift        %d nodes at host load %.2f from %.3f ms: host share %.2f before, %.2f during, %.2f after; shifted in %.3f ms, back in %.3f ms (%d not back)\n",
-			s.Nodes, s.HostLoad, float64(s.AtNanos)/1e6, s.HostShareBefore, s.HostShareDuring, s.HostShareAfter,
+		fmt.Fprintf(w, "shift        %d nodes at host load %.2f from %.3f ms: host share %.2f of %d runs before, %.2f of %d during, %.2f of %d after; shifted in %.3f ms, back in %.3f ms (%d not back)\n",
+			s.Nodes, s.HostLoad, float64(s.AtNanos)/1e6, s.HostShareBefore, s.RunsBefore, s.HostShareDuring, s.RunsDuring, s.HostShareAfter, s.RunsAfter,
 			float64(s.ShiftNanos)/1e6, float64(s.ReturnNanos)/1e6, s.NotReturned)
 	}
 }

@@ -51,7 +51,7 @@ func TestSimText(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"naam sim shift: 8 nodes", "latency      p50", "placements   nic", "steering", "shift        4 nodes at host load 0.95", "hot spots"} {
+	for _, want := range []string{"naam sim shift: 8 nodes", "latency      p50", "placements   nic", "steering", "shift        4 nodes at host load 0.95 from 1.000 ms: host share", "hot spots"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
