@@ -264,3 +264,48 @@ func TestCallerClient(t *testing.T) {
 			r.Correct, client, node, r.RoundTripsPerOp, r.Network.Retransmissions)
 	}
 }
+
+// TestLatencyModel: with a constant latency, one caller and one node, an
+// operation takes two link latencies, the two datagrams' wire time and
+// the run's modelled service, and nothing else.
+func TestLatencyModel(t *testing.T) {
+	base := 10 * time.Microsecond
+	r := run(t, sim.Scenario{Nodes: 1, Clients: 1, Messages: 100, Workload: sim.Workload{Kind: sim.KindShift}, NIC: sim.NIC{Placement: "host"},
+		Network: sim.Network{Latency: sim.Latency{Dist: "constant", Base: sim.Duration(base)}, BandwidthGbps: 1}})
+	// 64-byte datagrams each way (56 of header and tag, 8 of payload) at 1 Gb/s.
+	want := 2*float64(base) + 2*64*8 + float64(r.ModelNanosPerRun)
+	if have := float64(r.Latency.Mean) * 1e3; have < want*0.999 || have > want*1.001 {
+		t.Errorf("mean latency %.0f ns, want %.0f (service %.0f ns)", have, want, float64(r.ModelNanosPerRun))
+	}
+	if r.Latency.Max-r.Latency.P50 > r.Latency.P50/100 {
+		t.Errorf("a constant network and an idle node vary: %+v", r.Latency)
+	}
+}
+
+// TestLinks: a rule slows, or loses on, only the links it names.
+func TestLinks(t *testing.T) {
+	loss := 0.2
+	sc := sim.Scenario{Nodes: 8, Messages: 4000, Workload: sim.Workload{Kind: sim.KindShift},
+		Network: sim.Network{Links: []sim.Link{
+			{From: sim.NodeSet{{0, 0}}, Latency: &sim.Latency{Base: ms(1)}},
+			{From: sim.NodeSet{{1, 1}}, To: sim.NodeSet{{1, 1}}, Loss: &loss},
+		}}}
+	r := run(t, sc)
+	// Client 0 (beside node 0) waits a millisecond for each request to
+	// leave; client 1 loses a fifth of its datagrams to and from node 1; the rest see
+	// microseconds.
+	if r.Latency.P50 > 20 || r.Latency.P99 < 1000 || r.Network.DroppedLoss == 0 || r.Network.Retransmissions == 0 {
+		t.Errorf("latency %+v, lost %d, retransmissions %d", r.Latency, r.Network.DroppedLoss, r.Network.Retransmissions)
+	}
+	if r.Correct != 4000 {
+		t.Errorf("%d correct, %d failed, errors %+v", r.Correct, r.Failed, r.Errors)
+	}
+}
+
+// TestDuration: issuing stops at the duration; what was in flight ends.
+func TestDuration(t *testing.T) {
+	r := run(t, sim.Scenario{Nodes: 4, Messages: 1_000_000, Duration: ms(0.5), Workload: sim.Workload{Kind: sim.KindKV}})
+	if r.Messages >= 1_000_000 || r.Answered != uint64(r.Messages) || r.VirtualNanos < int64(ms(0.5)) || r.VirtualNanos > int64(ms(0.6)) {
+		t.Errorf("%d issued, %d answered, ended at %d ns", r.Messages, r.Answered, r.VirtualNanos)
+	}
+}

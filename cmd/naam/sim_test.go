@@ -114,3 +114,16 @@ func TestSimBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestSimProgress: --progress on draws the bar on stderr; --json alone
+// does not.
+func TestSimProgress(t *testing.T) {
+	_, _, errs := simRun(t, "--nodes", "4", "--messages", "3000", "--progress", "on")
+	if !strings.Contains(errs, "sim kv") {
+		t.Errorf("no progress bar: %q", errs)
+	}
+	_, out, errs := simRun(t, "--nodes", "4", "--messages", "3000", "--json")
+	if errs != "" || !strings.HasPrefix(out, "{") {
+		t.Errorf("--json: stderr %q", errs)
+	}
+}
