@@ -127,17 +127,39 @@ func (f *simFetcher) CompareAndSwap(_ context.Context, region, offset uint32, ol
 }
 
 // runAtClient runs op idx at its caller, if its handler is eligible, and
-// sends its first round trip; false: it goes to the node.
+// sends its first round trip; false: it goes to the node. If the node is
+// down the run waits for the first verb to reach it (a placeholder READ
+// until then), so that it never reads a failed node's memory.
 func (s *sim) runAtClient(idx int32) bool {
 	o := &s.ops[idx]
 	if s.caller == nil || !s.caller.eligible[o.handler] {
 		return false
 	}
+	o.rts, o.rt, o.atClient, o.deferred = o.rts[:0], 0, true, false
+	if s.nodes[o.target].down {
+		o.deferred = true
+		o.rts = append(o.rts, roundTrip{request: headerBytes + verbRequestBytes, reply: headerBytes})
+		s.sendRoundTrip(idx)
+		return true
+	}
+	s.clientRun(idx)
+	if len(o.rts) == 0 {
+		s.heap.push(event{at: s.now + o.compute, kind: evFinish, op: idx, gen: o.gen})
+		return true
+	}
+	s.sendRoundTrip(idx)
+	return true
+}
+
+// clientRun runs op idx's handler in the caller's VM now, recording its
+// round trips.
+func (s *sim) clientRun(idx int32) {
+	o := &s.ops[idx]
 	hd := &s.prog.handlers[o.handler]
 	s.loadNode(o.target)
 	f := &s.caller.fetch
 	f.node, f.o = o.target, o
-	o.rts, o.rt, o.atClient = o.rts[:0], 0, true
+	o.rts = o.rts[:0]
 	res, err := s.caller.runner.Run(s.caller.ctx, f, clientrun.Call{Handler: hd.name, Request: o.payload,
 		SrcNode: uint64(o.client) + uint64(len(s.nodes)) + 1, Tenant: tenant, RequestID: uint64(idx)<<32 | uint64(o.gen), ReplySize: hd.replySize})
 	switch {
@@ -155,12 +177,6 @@ func (s *sim) runAtClient(idx int32) bool {
 	o.compute = int64(s.model.Insns(res.Insns, true))
 	s.st.clientRuns++
 	s.st.insns += res.Insns
-	if len(o.rts) == 0 {
-		s.heap.push(event{at: s.now + o.compute, kind: evFinish, op: idx, gen: o.gen})
-		return true
-	}
-	s.sendRoundTrip(idx)
-	return true
 }
 
 // sendRoundTrip sends the current round trip's verb request (again, on a
@@ -176,6 +192,13 @@ func (s *sim) verbAtNode(e event) {
 	if o.gen != e.gen || o.done || int(e.hop) >= len(o.rts) {
 		s.st.net.DuplicatesSuppressed++
 		return
+	}
+	if o.deferred && e.hop == 0 {
+		o.deferred = false
+		s.clientRun(e.op)
+		if len(o.rts) == 0 { // it read nothing: the placeholder stays its one round trip
+			o.rts = append(o.rts, roundTrip{request: headerBytes + verbRequestBytes, reply: headerBytes})
+		}
 	}
 	s.st.verbs++
 	s.send(e.dst, e.src, pkVerbReply, int(o.rts[e.hop].reply), e.op, e.gen, e.hop, e.try)

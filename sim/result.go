@@ -40,9 +40,10 @@ type Result struct {
 	// RoundTripsPerOp is the caller's request-reply exchanges per
 	// answered operation (a retransmission is a try of the same one);
 	// TriesPerOp counts the retransmissions too. ForwardsPerOp and
-	// DatagramsPerOp are the network's work per operation: forwards
-	// between nodes, and every datagram sent (requests, forwards,
-	// replies, relays, sends, retransmissions).
+	// DatagramsPerOp are the network's work per operation: the forwards
+	// handlers made (a forward sent again from a reply cache is
+	// from_cache's), and every datagram sent (requests, forwards,
+	// replies, relays, sends, verbs, retransmissions).
 	RoundTripsPerOp Num `json:"round_trips_per_op"`
 	TriesPerOp      Num `json:"tries_per_op"`
 	ForwardsPerOp   Num `json:"forwards_per_op"`

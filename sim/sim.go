@@ -107,6 +107,7 @@ type op struct {
 	// A run at the caller (client.go): its verb round trips, the one in
 	// progress, and the caller's VM time.
 	atClient bool
+	deferred bool // the run waits for its first verb to reach the node
 	rts      []roundTrip
 	rt       int
 	compute  int64
@@ -397,7 +398,7 @@ func (s *sim) request(e event) {
 			s.st.net.DuplicatesSuppressed++
 			if h.done {
 				s.st.net.FromCache++
-				s.emit(e.dst, e.op, int(e.hop))
+				s.emit(e.dst, e.op, int(e.hop), true)
 			}
 			return
 		}
@@ -408,7 +409,7 @@ func (s *sim) request(e event) {
 	out, ok := s.dispatch(e.dst, int(h.handler), o.payload, uint64(o.client)+uint64(len(s.nodes))+1, uint64(e.op)<<32|uint64(o.gen))
 	if !ok {
 		h.status, h.done = nicrt.StatusOverloaded, true
-		s.emit(e.dst, e.op, int(e.hop))
+		s.emit(e.dst, e.op, int(e.hop), false)
 		return
 	}
 	h.status, h.code = out.status, out.code
@@ -441,13 +442,15 @@ func (s *sim) done(e event) {
 	}
 	h.done = true
 	if !o.done {
-		s.emit(e.dst, e.op, int(e.hop))
+		s.emit(e.dst, e.op, int(e.hop), false)
 	}
 }
 
 // emit sends what node n's run of hop made of the op: the forward to the
-// next node, or the reply (to the client, or relayed to the node before).
-func (s *sim) emit(n int32, opIdx int32, hop int) {
+// next node, or the reply (to the client, or relayed to the node before);
+// again from the reply cache for a retransmission (cached: a forward the
+// handler made once, sent again).
+func (s *sim) emit(n int32, opIdx int32, hop int, cached bool) {
 	o := &s.ops[opIdx]
 	h := &o.hops[hop]
 	if h.status == nicrt.StatusForwarded {
@@ -456,7 +459,9 @@ func (s *sim) emit(n int32, opIdx int32, hop int) {
 		}
 		next := &o.hops[hop+1]
 		next.handler = h.fwdH
-		s.st.net.Forwards++
+		if !cached {
+			s.st.net.Forwards++
+		}
 		s.send(n, h.fwdNode, pkForward, headerBytes+forwardPrefixBytes+len(o.payload), opIdx, o.gen, uint8(hop+1), o.try)
 		return
 	}

@@ -309,3 +309,14 @@ func TestDuration(t *testing.T) {
 		t.Errorf("%d issued, %d answered, ended at %d ns", r.Messages, r.Answered, r.VirtualNanos)
 	}
 }
+
+// TestCallerClientFailure: runs at the client against a failed node wait
+// for it (their verbs are retransmitted) and, after its restart, read
+// its reloaded table.
+func TestCallerClientFailure(t *testing.T) {
+	r := run(t, sim.Scenario{Nodes: 4, Messages: 2000, Caller: "client", Workload: sim.Workload{Kind: sim.KindKV, Mix: "C"},
+		Events: []sim.Event{{At: 0, Kind: "fail", Nodes: sim.NodeSet{{2, 2}}}, {At: ms(3), Kind: "restart", Nodes: sim.NodeSet{{2, 2}}}}})
+	if r.Correct != 2000 || r.Network.DroppedDown == 0 || r.Network.Retransmissions == 0 || r.RoundTripsPerOp != 2 {
+		t.Errorf("%d correct, %d dropped at the failed node, %d retransmissions, %v RT/op", r.Correct, r.Network.DroppedDown, r.Network.Retransmissions, r.RoundTripsPerOp)
+	}
+}
