@@ -92,13 +92,17 @@ type SteerState struct{ s handlerSteer }
 // Decide smooths costs (SteerCosts) into the handler's EWMAs and makes
 // the chooser's decision, as PolicySteer does for every message; the NIC
 // must be available.
-func (s *SteerState) Decide(costs steer.Costs) steer.Decision {
-	s.s.mu.Lock()
-	defer s.s.mu.Unlock()
-	if s.s.ch == nil {
-		s.s.ch = steer.NewChooser(steer.Config{})
+func (s *SteerState) Decide(costs steer.Costs) steer.Decision { return s.s.decide(costs) }
+
+// decide is a handler's PolicySteer decision over costs (the NIC always
+// available): placeSteered's and SteerState's.
+func (s *handlerSteer) decide(costs steer.Costs) steer.Decision {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = steer.NewChooser(steer.Config{})
 	}
-	d, _ := s.s.ch.Choose(s.s.smooth(costs))
+	d, _ := s.ch.Choose(s.smooth(costs))
 	return d
 }
 
