@@ -305,6 +305,9 @@ func flagName(cmd *cobra.Command, f *simFlags, err error) error {
 		rest, ok := strings.CutPrefix(msg, m.field)
 		if ok && (strings.HasPrefix(rest, ":") || strings.HasPrefix(rest, ".")) &&
 			(cmd.Flags().Changed(strings.TrimPrefix(m.flag, "--")) || (m.flag == "--latency" && f.latency != "")) {
+			if sub, ok := strings.CutPrefix(rest, "."); ok {
+				return fmt.Errorf("%s: %s", m.flag, sub) // --latency: dist: "pareto" is not …
+			}
 			return fmt.Errorf("%s%s", m.flag, rest)
 		}
 	}

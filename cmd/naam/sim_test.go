@@ -95,7 +95,7 @@ func TestSimBadFlags(t *testing.T) {
 		{[]string{"--reply", "echo"}, `--reply: "echo" is not relayed`},
 		{[]string{"--caller", "edge"}, `--caller: "edge" is not node or client`},
 		{[]string{"--latency", "fast"}, `--latency "fast": want DIST:BASE:JITTER`},
-		{[]string{"--latency", "pareto:1us:1us"}, `--latency.dist: "pareto"`},
+		{[]string{"--latency", "pareto:1us:1us"}, `--latency: dist: "pareto" is not constant`},
 		{[]string{"--fail", "3"}, `--fail "3": want NODES@TIME`},
 		{[]string{"--fail", "x@1ms"}, `--fail "x@1ms": want nodes`},
 		{[]string{"--restart", "2@soon"}, `--restart "2@soon": "soon" is not a time`},
