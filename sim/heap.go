@@ -5,7 +5,9 @@ import "container/heap"
 // The event queue: a binary heap ordered by (virtual time, sequence
 // number), the sequence number being the order in which events were
 // scheduled, so that events at one instant run in the order they were
-// made and the run is the same every time.
+// made and the run is the same every time. It is written out rather than
+// on container/heap because every event of a run passes through it: no
+// interface calls, no boxing of the event.
 
 type eventKind uint8
 
