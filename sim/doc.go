@@ -10,7 +10,9 @@
 // the bytecode's own; time comes only from the cost model and the
 // network model (per-link latency distribution, port bandwidth, loss,
 // duplication, partitions), with the callers' retransmission schedule and
-// the nodes' exactly-once windows.
+// the nodes' exactly-once windows. Callers may run client-eligible
+// handlers themselves, in the caller library's clientrun.Runner over
+// one-sided verbs the nodes answer.
 //
 // Run takes a Scenario (flags or a JSON file: workload, cluster, network,
 // events such as failures, restarts, partitions and host congestion) and
@@ -20,8 +22,8 @@
 // iterates a map into a result. So the same scenario gives the same
 // Result, and its JSON byte for byte.
 //
-// It sits above nicrt and vm (and the compiler, for its own chase
-// program) and below cmd/naam (naam sim). It never opens a socket or
+// It sits above nicrt, clientrun and vm (and the compiler, for its own
+// chase program) and below cmd/naam (naam sim). It never opens a socket or
 // starts a goroutine. spec/sim.md is the contract: the event model, what
 // is modelled and what is not, and the measured figures.
 package sim
