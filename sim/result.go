@@ -236,6 +236,9 @@ type stats struct {
 	traces     uint64
 }
 
+// maxBins bounds the timeline: past it, its bins double in width.
+const maxBins = 2048
+
 func (st *stats) init(s *sim) { st.binNanos = int64(s.sc.Bin) }
 
 // ran counts a run.
@@ -245,6 +248,21 @@ func (st *stats) ran(s *sim, n int32, place nicrt.Placement, start int64, insns 
 	st.insns += insns
 	st.modelNanos += model
 	b := int(start / st.binNanos)
+	for b >= maxBins { // a long run: twice as wide bins, half as many
+		for i := range len(st.bins) / 2 {
+			x, y := st.bins[2*i], st.bins[2*i+1]
+			st.bins[i] = Bin{StartNanos: x.StartNanos, NIC: x.NIC + y.NIC, Host: x.Host + y.Host}
+		}
+		if len(st.bins)%2 == 1 {
+			last := st.bins[len(st.bins)-1]
+			st.bins[len(st.bins)/2] = last
+			st.bins = st.bins[:len(st.bins)/2+1]
+		} else {
+			st.bins = st.bins[:len(st.bins)/2]
+		}
+		st.binNanos *= 2
+		b = int(start / st.binNanos)
+	}
 	for len(st.bins) <= b {
 		st.bins = append(st.bins, Bin{StartNanos: int64(len(st.bins)) * st.binNanos})
 	}

@@ -53,12 +53,16 @@ type Scenario struct {
 
 	// HotSpots is how many nodes the hot-spot list names. Default 10.
 	HotSpots int `json:"hot_spots"`
-	// Bin is the width of the placements-over-time series. Default 1ms.
+	// Bin is the width of the placements-over-time series. Default 1ms;
+	// a run longer than 2,048 bins doubles it as often as it must.
 	Bin Duration `json:"bin"`
 }
 
 // MaxNodes bounds Scenario.Nodes.
 const MaxNodes = 1 << 20
+
+// maxInFlight bounds the operations in flight (Clients × Outstanding).
+const maxInFlight = 1 << 22
 
 // Workload is what the clients do.
 type Workload struct {
@@ -428,6 +432,8 @@ func (s Scenario) check() (nicrt.Config, error) {
 		return cfg, fmt.Errorf("clients: %d is not in 1 … %d", s.Clients, 1<<20)
 	case s.Outstanding < 1 || s.Outstanding > 256:
 		return cfg, fmt.Errorf("outstanding: %d is not in 1 … 256 (a caller's MaxOutstanding)", s.Outstanding)
+	case s.Clients*s.Outstanding > maxInFlight:
+		return cfg, fmt.Errorf("outstanding: %d clients × %d is more than %d operations in flight", s.Clients, s.Outstanding, maxInFlight)
 	case s.Duration < 0:
 		return cfg, fmt.Errorf("duration: %v must not be negative", time.Duration(s.Duration))
 	case s.HotSpots < 0:

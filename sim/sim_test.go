@@ -206,6 +206,7 @@ func TestScenarioErrors(t *testing.T) {
 		{`{"events": [{"at": "soon", "kind": "heal"}]}`, `want a duration such as "10ms"`},
 		{`{"events": [{"kind": "partition", "groups": [[40]]}], "nodes": 8}`, "events[0].groups[0][0]: 40-40"},
 		{`{"bogus": 1}`, `unknown field "bogus"`},
+		{`{"clients": 100000, "outstanding": 100}`, "outstanding: 100000 clients × 100 is more than 4194304"},
 		{`{} {}`, "more than one JSON value"},
 	} {
 		sc, err := sim.ReadScenario([]byte(tc.have))
@@ -299,6 +300,22 @@ func TestLinks(t *testing.T) {
 	}
 	if r.Correct != 4000 {
 		t.Errorf("%d correct, %d failed, errors %+v", r.Correct, r.Failed, r.Errors)
+	}
+}
+
+// TestTimelineBins: a run of many bins keeps at most 2,048 of them,
+// wider, and every run in one.
+func TestTimelineBins(t *testing.T) {
+	r := run(t, sim.Scenario{Nodes: 2, Clients: 1, Messages: 3000, Bin: sim.Duration(time.Microsecond), Workload: sim.Workload{Kind: sim.KindShift}})
+	var runs uint64
+	for i, b := range r.Timeline {
+		runs += b.NIC + b.Host
+		if b.StartNanos != int64(i)*r.BinNanos {
+			t.Fatalf("bin %d starts at %d, bins of %d ns", i, b.StartNanos, r.BinNanos)
+		}
+	}
+	if len(r.Timeline) > 2048 || r.BinNanos <= 1000 || runs != r.Runs {
+		t.Errorf("%d bins of %d ns, %d runs in them of %d", len(r.Timeline), r.BinNanos, runs, r.Runs)
 	}
 }
 
