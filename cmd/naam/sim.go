@@ -59,6 +59,8 @@ Workloads (--workload): kv (the key-value store sharded over the nodes, YCSB
 walked by forward), ledger (transfers between neighbouring nodes by send),
 shift (naam bench shift's handler; --shift-nodes congested with
 --shift-load from --shift-at to --shift-until, placement steer).
+--placement is the nodes' policy; --caller client runs the client-eligible
+handlers (a kv GET) at the callers, over one-sided verbs.
 
 A scenario file (--scenario FILE.json) sets any field; flags given on the
 command line override it. Events: --fail NODES@T and --restart NODES@T
