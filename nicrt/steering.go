@@ -144,12 +144,7 @@ func (n *NIC) placeSteered(t *task, hash uint64) pushResult {
 		classEstimate{Open: true, Backlog: c.backlog(now), Service: n.serviceEstimate(h, false)},
 		classEstimate{Open: true, Backlog: j.backlog(now), Service: n.serviceEstimate(h, true)},
 		n.HostLoad())
-	h.steer.mu.Lock()
-	if h.steer.ch == nil {
-		h.steer.ch = steer.NewChooser(steer.Config{})
-	}
-	d, _ := h.steer.ch.Choose(h.steer.smooth(costs)) // the NIC is always available
-	h.steer.mu.Unlock()
+	d := h.steer.decide(costs)
 	if d.Probe {
 		h.steer.ctr.probes.Add(1)
 	}

@@ -37,7 +37,8 @@ var allowedImports = map[string][]string{
 	"cmd/naam": {"host", "nicrt", "bytecode", "vm", "verifier", "compiler", "lang", "examples/call", "examples/kv", "examples/kv/kvnode",
 		"examples/chase", "examples/rpc", "examples/mica", "examples/btree", "internal/bench/benchprog", "internal/bench/kernel", "internal/bench/workload",
 		"internal/bench/memcache", "internal/cli", "host/peer", "nicrt/wire", "internal/netns", "xdp",
-		"nicrt/caller", "nicrt/transport"}, // bench --xdp's pipelined client
+		"nicrt/caller", "nicrt/transport", // bench --xdp's pipelined client
+		"sim"},
 
 	"examples/call":            {"host/peer", "nicrt/caller", "nicrt/wire"},
 	"examples/call/calltest":   {"nicrt", "nicrt/caller", "nicrt/wire"},
@@ -73,6 +74,11 @@ var allowedImports = map[string][]string{
 	"internal/testing/cputime":     {},
 	"internal/testing/testprog":    {"bytecode", "internal/bench/benchprog", "compiler", "lang"},
 	"internal/testing/verifygen":   {"bytecode"},
+
+	// The simulator: the NIC model's cost model and policy, the VM, the
+	// caller's runs at the client, and the compiler for its own chase
+	// program.
+	"sim": {"bytecode", "clientrun", "compiler", "lang", "nicrt", "nicrt/wire", "steer", "verifier", "vm", "internal/bench/workload"},
 
 	// Where a message runs: the decision alone, shared by the node, the caller and the simulator.
 	"steer": {},

@@ -31,6 +31,7 @@ Manage a running node (over the control plane, as the tenant):
 See what NAAM does:
   demo       three nodes, active messages against RDMA-style reads
   bench      the YCSB and pointer-chase benchmarks
+  sim        a deterministic simulation of thousands of nodes
 
 ADDR is HOST:PORT, the node's active-message address (HOST an IP address
 or a host name), or with --join GOSSIP-ADDR a member's name. Commands that
@@ -54,7 +55,7 @@ print data take -o json. The exact forms and output are in spec/cli.md.
 	// calls it.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.Errorf(cli.ExitUsage, "%w", err) })
 	root.AddCommand(newDemoCmd(), newNodeCmd(), newCallCmd(), newStatsCmd(), newBenchCmd(),
-		newInstallCmd(), newUninstallCmd(), newProgramsCmd(), newRegionCmd(),
+		newInstallCmd(), newUninstallCmd(), newProgramsCmd(), newRegionCmd(), newSimCmd(),
 		newReadCmd(), newWriteCmd(), newCASCmd(), newFAACmd())
 	return cli.Exit(stderr, "naam", root.Execute())
 }
