@@ -168,6 +168,55 @@ add %r7, 1
 add %r3, 1
 jlt %r3, 70, loop
 exit`, nil, 1, 0, 0},
+		{"scalar added to the base", `
+mov %r0, 0
+mov %r3, 0
+loop:
+mov %r5, %r3
+and %r5, 7
+lsh %r5, 3
+mov %r4, %r1
+add %r4, %r5
+ldxdw %r6, [%r4+0]
+add %r0, %r6
+add %r3, 1
+jlt %r3, 30, loop
+exit`, nil, 1, 1, 1},
+		{"saved scalar with offsets", `
+mov %r0, 0
+mov %r3, 0
+loop:
+mov %r4, %r3
+and %r4, 3
+lsh %r4, 3
+add %r4, %r1
+add %r4, 16
+ldxdw %r5, [%r4-16]
+ldxw %r6, [%r4+4]
+stxdw [%r4+8], %r3
+mov %r7, %r4
+add %r7, -8
+ldxb %r8, [%r7+1]
+add %r0, %r5
+add %r0, %r6
+add %r0, %r8
+add %r3, 1
+jlt %r3, 26, loop
+exit`, nil, 1, 1, 4},
+		{"fault in a block that carries", `
+mov %r0, 0
+mov %r3, 0
+mov %r7, %r1
+loop:
+jeq %r3, 5, skip
+add %r0, 1
+skip:
+ldxdw %r5, [%r7+0]
+add %r7, 8
+add %r0, %r5
+add %r3, 1
+jlt %r3, 20, loop
+exit`, nil, 1, 1, 0},
 		{"atomics in a loop", `
 mov %r0, 0
 mov %r3, 0

@@ -159,7 +159,7 @@ type translator struct {
 	dispatchBlocks []int
 	c              code
 	slotAt         []codeSpan // see translation.slotAt
-	pending        int        // instructions of the current block not yet taken off lLeft
+	pending        int        // instructions counted but not yet taken off lLeft
 	// loops are the structured loops by header block (loops.go); fast
 	// the plans of their fast copies, fastLoop the one being emitted
 	// (fastloop.go).
@@ -231,17 +231,17 @@ func translate(insns asm.Instructions, entries []int, checked bool) (*translatio
 	}
 	var targets []int
 	t.loops, targets = t.findLoops(base)
-	t.fast = map[int]*fastLoop{}
-	for h, l := range t.loops {
-		if f := t.findFast(l); f != nil {
-			t.fast[h] = f
-		}
-	}
 	t.dispatch = map[int]int{}
 	for _, slot := range targets {
 		if _, ok := t.dispatch[slot]; !ok {
 			t.dispatch[slot] = len(t.dispatchBlocks)
 			t.dispatchBlocks = append(t.dispatchBlocks, t.index[slot])
+		}
+	}
+	t.fast = map[int]*fastLoop{}
+	for h, l := range t.loops {
+		if f := t.findFast(l); f != nil {
+			t.fast[h] = f
 		}
 	}
 	t.inLoop = make([]bool, total+1)
@@ -449,7 +449,7 @@ func (t *translator) emitItems(items []item) error {
 // emitBlock emits block i.
 func (t *translator) emitBlock(i int) error {
 	start := t.blocks[i]
-	t.pending = 0
+	t.pending = t.carried(i)
 	end := t.total + 1
 	if i+1 < len(t.blocks) {
 		end = t.blocks[i+1]
@@ -468,6 +468,13 @@ func (t *translator) emitBlock(i int) error {
 			continue
 		}
 		t.slotAt = append(t.slotAt, codeSpan{offset: len(t.c), slot: slot})
+		if f := t.fastLoop; f != nil {
+			if sv, ok := f.saves[slot]; ok {
+				t.c.get(reg(sv.reg))
+				t.c.op(opI32WrapI64)
+				t.c.set(sv.local)
+			}
+		}
 		t.pending++
 		var err error
 		terminated, err = t.emit(ins, slot)
@@ -476,9 +483,34 @@ func (t *translator) emitBlock(i int) error {
 		}
 	}
 	if !terminated {
-		t.flush()
+		t.flushTo(t.carried(i + 1))
 	}
 	return nil
+}
+
+// carried is how many instructions are counted but not yet taken off
+// lLeft when block b starts: in a fast copy, the carry fastLoop.carry
+// gives the blocks after its header; everywhere else none.
+func (t *translator) carried(b int) int {
+	if f := t.fastLoop; f != nil {
+		return f.carry[b]
+	}
+	return 0
+}
+
+// flushTo takes the counted instructions off lLeft down to n still
+// pending (the count a branch's target carries).
+func (t *translator) flushTo(n int) {
+	if t.pending < n {
+		if t.err == nil {
+			t.err = fmt.Errorf("jit: internal error: %d instructions pending where %d are carried", t.pending, n)
+		}
+		return
+	}
+	pending := t.pending - n
+	t.pending = pending
+	t.flush()
+	t.pending = n
 }
 
 // depth returns the branch depth of the innermost open label that starts
@@ -552,14 +584,14 @@ func (t *translator) checkBudget(slot int) {
 
 // takeJump checks the budget for a taken jump at slot (not in a fast
 // loop's copy, which needs no check) and branches to target with the
-// block's instructions so far counted, leaving them pending for the path
-// that does not jump (a conditional jump's).
+// instructions so far counted but for those target carries, leaving the
+// count as it was for the path that does not jump (a conditional jump's).
 func (t *translator) takeJump(slot, target int) {
 	if t.fastLoop == nil {
 		t.checkBudget(slot)
 	}
 	pending := t.pending
-	t.flush()
+	t.flushTo(t.carried(t.index[target]))
 	t.goTo(target)
 	t.pending = pending
 }
@@ -708,12 +740,38 @@ func (t *translator) emitJump(ins *asm.Instruction, slot int, raw byte, jmp32 bo
 	}
 	target, _ := jumpTarget(ins, slot)
 	reg64 := raw&0x08 != 0
+	// The jump ends its block, so both paths count the block's
+	// instructions: taken off lLeft before the test, once, but for what
+	// both the target and the next block carry.
+	t.flushTo(max(t.carried(t.index[target]), t.carried(t.blockOf(slot)+1)))
+	if t.fastLoop != nil && t.pending == t.carried(t.index[target]) {
+		// A fast copy checks nothing at a taken jump: where a label starts
+		// the target (a forward jump inside the loop, its back edge) and
+		// the count is the one it carries, the jump is one br_if, which
+		// Cranelift makes one conditional branch.
+		if d := t.depth(t.index[target], false); d >= 0 {
+			t.compare(ins, raw, jmp32, reg64, cond)
+			c.br(opBrIf, d)
+			return false, nil
+		}
+	}
 	// block; br_if 0 when not taken; the jump; end: Cranelift lays the
 	// jump's code right after the test, the path that does not jump past
 	// it (with an if, it put a loop's back edge out of line, a taken
 	// branch more on every iteration).
 	c.op(opBlock, blockTypeEmpty)
 	t.push(label{block: -1})
+	t.compare(ins, raw, jmp32, reg64, cond)
+	c.op(opI32Eqz)
+	c.br(opBrIf, 0)
+	t.takeJump(slot, target)
+	t.pop()
+	return false, nil
+}
+
+// compare pushes a conditional jump's test: 1 when it jumps.
+func (t *translator) compare(ins *asm.Instruction, raw byte, jmp32, reg64 bool, cond condOp) {
+	c := &t.c
 	c.get(reg(ins.Dst))
 	if jmp32 {
 		c.op(opI32WrapI64)
@@ -740,19 +798,18 @@ func (t *translator) emitJump(ins *asm.Instruction, slot int, raw byte, jmp32 bo
 	} else {
 		c.op(cond.op64)
 	}
-	c.op(opI32Eqz)
-	c.br(opBrIf, 0)
-	t.takeJump(slot, target)
-	t.pop()
-	return false, nil
+}
+
+// condOp is a conditional jump's Wasm comparison, for 64 and 32 bits, or
+// set for jset (a test of the and).
+type condOp struct {
+	op64, op32 byte
+	set        bool
 }
 
 // condOps maps a conditional jump's operation (opcode >> 4) to its Wasm
 // comparison.
-var condOps = map[byte]struct {
-	op64, op32 byte
-	set        bool
-}{
+var condOps = map[byte]condOp{
 	0x1: {op64: opI64Eq, op32: opI32Eq},
 	0x2: {op64: opI64GtU, op32: opI32GtU},
 	0x3: {op64: opI64GeU, op32: opI32GeU},
