@@ -115,8 +115,6 @@ func (c *Code) Unchecked() bool { return c.opts.Unchecked }
 func (c *Code) Instantiate(ec *vm.EngineContext) (vm.Instance, error) {
 	in := &instance{code: c, ec: ec, entry: -1, mapTop: mapBase}
 	in.store = wasmtime.NewStore(sharedEngine())
-	in.out = newCallOut()
-	in.ctx = storeContext(in.store)
 	i32, i64 := wasmtime.NewValType(wasmtime.KindI32), wasmtime.NewValType(wasmtime.KindI64)
 	ty := wasmtime.NewFuncType([]*wasmtime.ValType{i32, i32, i64, i64, i64, i64, i64, i64}, []*wasmtime.ValType{i64})
 	helper := wasmtime.NewFunc(in.store, ty, in.helper)
@@ -132,6 +130,10 @@ func (c *Code) Instantiate(ec *vm.EngineContext) (vm.Instance, error) {
 	if in.run == nil || in.memory == nil {
 		in.Close()
 		return nil, errors.New("jit: module lacks run or memory")
+	}
+	if in.call, err = newRunCall(in.store, in.run); err != nil {
+		in.Close()
+		return nil, err
 	}
 	in.base = in.memory.Data(in.store)
 	in.mem = unsafe.Slice((*byte)(in.base), in.memory.DataSize(in.store))
@@ -151,8 +153,8 @@ type instance struct {
 	code   *Code
 	ec     *vm.EngineContext
 	store  *wasmtime.Store
-	ctx    unsafe.Pointer // the store's context
 	run    *wasmtime.Func
+	call   runCall // how a run calls run
 	memory *wasmtime.Memory
 	base   unsafe.Pointer // linear memory's base: it never moves (pinMemory)
 	mem    []byte         // linear memory, as large as it has grown
@@ -172,7 +174,6 @@ type instance struct {
 	budget      uint64
 	helperErr   error
 	helperSteps uint64
-	out         callOut // a failed call's report, from callRun
 }
 
 type tableEntry struct {
@@ -220,9 +221,11 @@ func (in *instance) helper(_ *wasmtime.Caller, args []wasmtime.Val) (res []wasmt
 // the mappings of the memories placed in it), now instead of when the
 // garbage collector finds it unreachable.
 func (in *instance) Close() {
+	if in.call.p != nil {
+		in.call.free()
+		in.call = runCall{}
+	}
 	in.store.Close()
-	in.out.free()
-	in.out = callOut{}
 	in.placed, in.copies = nil, nil
 }
 
@@ -287,7 +290,7 @@ func (in *instance) Run(entry int, r1, r2 uint64) (uint64, error) {
 		}
 	}
 	in.helperErr = nil
-	r0, callErr := callRun(in.store, in.ctx, in.run, in.out)
+	r0, callErr := in.call.call()
 	if c.tr.writes {
 		for _, cp := range in.copies {
 			if cp.writable {
