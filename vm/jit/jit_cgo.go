@@ -269,19 +269,22 @@ func (in *instance) Run(entry int, r1, r2 uint64) (uint64, error) {
 		return 0, err
 	}
 	mem := in.mem
+	// The control block as an array: constant offsets, no bounds checks.
+	ctl := (*[ctlBytes]byte)(in.base)
 	le := binary.LittleEndian
-	le.PutUint32(mem[ctlEntry:], uint32(in.entryBlock))
+	le.PutUint32(ctl[ctlEntry:], uint32(in.entryBlock))
 	budget := runBudget(ec.Budget())
 	in.budget = budget
-	le.PutUint64(mem[ctlBudget:], budget)
-	le.PutUint64(mem[ctlArgs:], r1)
-	le.PutUint64(mem[ctlArgs+8:], r2)
-	clear(mem[ctlArgs+16 : ctlArgs+40]) // r3–r5
-	le.PutUint32(mem[ctlKind:], 0)
+	le.PutUint64(ctl[ctlBudget:], budget)
+	le.PutUint64(ctl[ctlArgs:], r1)
+	le.PutUint64(ctl[ctlArgs+8:], r2)
+	le.PutUint32(ctl[ctlKind:], 0)
 	if !c.opts.Unchecked {
 		// As the checked interpreter does; below stackLow no run of this
 		// code has written.
-		clear(mem[stackBase+c.tr.stackLow : stackBase+vm.StackBytes])
+		if low := c.tr.stackLow; low < vm.StackBytes {
+			clear(mem[stackBase+low : stackBase+vm.StackBytes])
+		}
 	}
 	if c.tr.helpers {
 		if err := in.redirect(); err != nil {
@@ -289,7 +292,9 @@ func (in *instance) Run(entry int, r1, r2 uint64) (uint64, error) {
 			return 0, err
 		}
 	}
-	in.helperErr = nil
+	if in.helperErr != nil {
+		in.helperErr = nil
+	}
 	r0, callErr := in.call.call()
 	if c.tr.writes {
 		for _, cp := range in.copies {
@@ -319,20 +324,20 @@ func (in *instance) Run(entry int, r1, r2 uint64) (uint64, error) {
 		}
 		return 0, &vm.Fault{Kind: vm.FaultInternal, PC: pc, Err: fmt.Errorf("jit: wasm trap: %s", strings.Join(strings.Fields(msg), " "))}
 	}
-	steps := budget - le.Uint64(mem[ctlSteps:])
-	pc := int(le.Uint32(mem[ctlPC:]))
-	kind := le.Uint32(mem[ctlKind:])
+	steps := budget - le.Uint64(ctl[ctlSteps:])
+	pc := int(le.Uint32(ctl[ctlPC:]))
+	kind := le.Uint32(ctl[ctlKind:])
 	ec.Finish(steps, pc)
 	switch {
 	case kind == 0:
 		return uint64(r0), nil
 	case kind == statusMem:
-		info := le.Uint32(mem[ctlInfo:])
+		info := le.Uint32(ctl[ctlInfo:])
 		op := [...]string{infoLoad: "load", infoStore: "store", infoAtomic: "atomic"}[info>>9&3]
-		return 0, ec.AccessFault(pc, le.Uint64(mem[ctlAddr:]), uint64(info&0xff), info>>8&1 != 0, op)
+		return 0, ec.AccessFault(pc, le.Uint64(ctl[ctlAddr:]), uint64(info&0xff), info>>8&1 != 0, op)
 	case kind == uint32(vm.FaultMisaligned):
-		info := le.Uint32(mem[ctlInfo:])
-		return 0, ec.MisalignedFault(pc, le.Uint64(mem[ctlAddr:]), uint64(info&0xff))
+		info := le.Uint32(ctl[ctlInfo:])
+		return 0, ec.MisalignedFault(pc, le.Uint64(ctl[ctlAddr:]), uint64(info&0xff))
 	default:
 		return 0, &vm.Fault{Kind: vm.FaultKind(kind), PC: pc}
 	}
@@ -341,8 +346,10 @@ func (in *instance) Run(entry int, r1, r2 uint64) (uint64, error) {
 // dropCopies forgets the run's copies, so that the instance keeps none of
 // the caller's memory reachable.
 func (in *instance) dropCopies() {
-	clear(in.copies)
-	in.copies = in.copies[:0]
+	if len(in.copies) > 0 {
+		clear(in.copies)
+		in.copies = in.copies[:0]
+	}
 }
 
 // redirect points the machine's stack and copied segments at their linear
@@ -369,6 +376,9 @@ var errNoRoom = errors.New("no room")
 // for a run. When they do not fit beside the memories placed so far, it
 // drops those and tries once more.
 func (in *instance) layout() error {
+	if in.unchanged() {
+		return nil
+	}
 	err := in.layoutOnce()
 	if err == errNoRoom && len(in.placed) > 0 {
 		if err = in.unplace(); err == nil {
@@ -379,6 +389,28 @@ func (in *instance) layout() error {
 		return fmt.Errorf("jit: the run's segments need %d bytes of linear memory, which holds %d beside the JIT's own", in.need(), maxLinear-mapBase)
 	}
 	return err
+}
+
+// unchanged reports whether the tables already say what the machine
+// maps: every segment unmapped or mapped in place as in the last run, so
+// that there is nothing to copy or map (a raw run on a vm.Memory, a
+// handler on regions, in the common case).
+func (in *instance) unchanged() bool {
+	ec := in.ec
+	for seg := vm.SegContext; seg < ec.MappedLimit(); seg++ {
+		data, writable, mem := ec.Segment(seg)
+		e := &in.tables[seg]
+		if data == nil {
+			if e.n != 0 {
+				return false
+			}
+			continue
+		}
+		if mem == nil || e.mem != mem || e.n != len(data) || e.writable != writable {
+			return false
+		}
+	}
+	return true
 }
 
 // need is how much linear memory the machine's segments take: whole

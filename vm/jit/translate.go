@@ -15,12 +15,13 @@ import (
 const (
 	ctlEntry  = 0  // u32: dispatch index of the entry block
 	ctlBudget = 8  // u64: the run's budget (runBudget)
-	ctlArgs   = 16 // 5 × u64: r1–r5
+	ctlArgs   = 16 // 2 × u64: r1, r2 (r3–r5 start at zero, as Wasm's locals do)
 	ctlKind   = 64 // u32: 0, or how the run ended in a fault (status*)
 	ctlPC     = 68 // u32: slot of the fault or of the final exit
 	ctlAddr   = 72 // u64: address of a memory fault
 	ctlInfo   = 80 // u32: size | write<<8 | op<<9 of a memory fault
 	ctlSteps  = 88 // u64: the budget left (runBudget less the instructions executed)
+	ctlBytes  = 96
 
 	frameArea  = 256 // 8 × frameBytes: local-call frames
 	frameBytes = 48  // return block (u32, padded), r6–r10
@@ -349,7 +350,7 @@ func jumpTarget(ins *asm.Instruction, slot int) (int, bool) {
 
 func (t *translator) emitRun() error {
 	c := &t.c
-	for r := 1; r <= 5; r++ {
+	for r := 1; r <= 2; r++ {
 		c.i32(0)
 		c.mem(opI64Load, 3, uint32(ctlArgs+8*(r-1)))
 		c.set(uint32(r))
@@ -359,23 +360,35 @@ func (t *translator) emitRun() error {
 	c.i32(0)
 	c.mem(opI64Load, 3, ctlBudget)
 	c.set(lLeft)
-	c.i32(0)
-	c.mem(opI32Load, 2, ctlEntry)
-	c.set(lBlk)
+	one := len(t.dispatchBlocks) == 1 // then every dispatch goes to slot 0
+	if !one {
+		c.i32(0)
+		c.mem(opI32Load, 2, ctlEntry)
+		c.set(lBlk)
+	}
 
 	c.op(opLoop, blockTypeEmpty)
 	t.push(label{block: -1, dispatch: true})
 	items := t.region(0, len(t.blocks)-1, -1)
 	t.openLabels(items, 0)
-	c.get(lBlk)
-	c.op(opBrTable)
-	c.u32(uint32(len(t.dispatchBlocks)))
-	for _, b := range append(t.dispatchBlocks, t.dispatchBlocks[0]) { // the default is never taken: lBlk is always a table index
-		d := t.depth(b, false)
+	if one {
+		// No table: a plain branch, no load of the entry, no indirect jump.
+		d := t.depth(t.dispatchBlocks[0], false)
 		if d < 0 {
-			return fmt.Errorf("jit: internal error: dispatch target %d is not at the top level", t.blocks[b])
+			return fmt.Errorf("jit: internal error: dispatch target %d is not at the top level", t.blocks[t.dispatchBlocks[0]])
 		}
-		c.u32(uint32(d))
+		c.br(opBr, d)
+	} else {
+		c.get(lBlk)
+		c.op(opBrTable)
+		c.u32(uint32(len(t.dispatchBlocks)))
+		for _, b := range append(t.dispatchBlocks, t.dispatchBlocks[0]) { // the default is never taken: lBlk is always a table index
+			d := t.depth(b, false)
+			if d < 0 {
+				return fmt.Errorf("jit: internal error: dispatch target %d is not at the top level", t.blocks[b])
+			}
+			c.u32(uint32(d))
+		}
 	}
 	if err := t.emitItems(items); err != nil {
 		return err
