@@ -113,7 +113,8 @@ func (c *Code) Unchecked() bool { return c.opts.Unchecked }
 // Instantiate implements vm.Executable: a wasmtime store of its own with
 // an instance of c and its linear memory, for one machine.
 func (c *Code) Instantiate(ec *vm.EngineContext) (vm.Instance, error) {
-	in := &instance{code: c, ec: ec, entry: -1, mapTop: mapBase}
+	in := &instance{code: c, ec: ec, entry: -1, mapTop: mapBase,
+		unchecked: c.opts.Unchecked, helpers: c.tr.helpers, writes: c.tr.writes, stackLow: c.tr.stackLow}
 	in.store = wasmtime.NewStore(sharedEngine())
 	i32, i64 := wasmtime.NewValType(wasmtime.KindI32), wasmtime.NewValType(wasmtime.KindI64)
 	ty := wasmtime.NewFuncType([]*wasmtime.ValType{i32, i32, i64, i64, i64, i64, i64, i64}, []*wasmtime.ValType{i64})
@@ -161,6 +162,11 @@ type instance struct {
 	// entry and entryBlock are the last run's entry slot and its dispatch
 	// index.
 	entry, entryBlock int
+	// What a run asks of the code, copied here so that a run reads the
+	// instance's lines only: Options.Unchecked and the translation's
+	// helpers, writes and stackLow.
+	unchecked, helpers, writes bool
+	stackLow                   int
 	// tables is what the base and limit tables say of each segment.
 	tables [256]tableEntry
 	// placed are the memories mapped in place, from mapBase up to mapTop;
@@ -257,7 +263,7 @@ func (in *instance) Run(entry int, r1, r2 uint64) (uint64, error) {
 		}
 		in.entry, in.entryBlock = entry, blk
 	}
-	if c.opts.Unchecked {
+	if in.unchecked {
 		for i := range c.prog.Regions() {
 			if data, _, _ := ec.Segment(vm.RegionSegment(i)); data == nil {
 				return 0, fmt.Errorf("jit: the program addresses region %d, which is not mapped (unchecked runs need every region mapped)", i)
@@ -279,14 +285,14 @@ func (in *instance) Run(entry int, r1, r2 uint64) (uint64, error) {
 	le.PutUint64(ctl[ctlArgs:], r1)
 	le.PutUint64(ctl[ctlArgs+8:], r2)
 	le.PutUint32(ctl[ctlKind:], 0)
-	if !c.opts.Unchecked {
+	if !in.unchecked {
 		// As the checked interpreter does; below stackLow no run of this
 		// code has written.
-		if low := c.tr.stackLow; low < vm.StackBytes {
+		if low := in.stackLow; low < vm.StackBytes {
 			clear(mem[stackBase+low : stackBase+vm.StackBytes])
 		}
 	}
-	if c.tr.helpers {
+	if in.helpers {
 		if err := in.redirect(); err != nil {
 			in.dropCopies()
 			return 0, err
@@ -296,7 +302,7 @@ func (in *instance) Run(entry int, r1, r2 uint64) (uint64, error) {
 		in.helperErr = nil
 	}
 	r0, callErr := in.call.call()
-	if c.tr.writes {
+	if in.writes {
 		for _, cp := range in.copies {
 			if cp.writable {
 				copy(cp.data, mem[cp.off:cp.off+len(cp.data)])
