@@ -29,24 +29,30 @@ extern void wasm_byte_vec_delete(naam_wasm_byte_vec_t *vec);
 extern void wasmtime_config_memory_reservation_set(void *config, uint64_t size);
 extern void wasmtime_config_memory_may_move_set(void *config, _Bool may_move);
 
-// naam_out is where naam_call reports a failed call.
-typedef struct { int failed; char msg[256]; } naam_out;
+// naam_call_t is one instance's call of run: set up once (store context
+// and function), then reused by every run, which reads the result, or
+// the failure and its message (truncated), from it.
+typedef struct {
+	void *store;
+	naam_wasmtime_func_t func;
+	naam_wasmtime_val_raw_t result;
+	int failed;
+	char msg[256];
+} naam_call_t;
 
-// naam_call runs a () -> i64 function. On a trap or an error it returns 0,
-// sets out->failed and copies the message (truncated) into out->msg. Its
-// arguments are integers, so that cgo has no Go pointers to check.
-static int64_t naam_call(uintptr_t store, uint64_t store_id, uintptr_t priv, uintptr_t outp) {
-	naam_out *out = (naam_out *)outp;
-	naam_wasmtime_func_t f = { store_id, (void *)priv };
-	naam_wasmtime_val_raw_t v;
-	v.i64 = 0;
+// naam_call runs the () -> i64 function of call. It returns nothing and
+// takes an integer, so that cgo neither checks a Go pointer nor has its
+// wrapper find the stack top to store a result.
+static void naam_call(uintptr_t callp) {
+	naam_call_t *call = (naam_call_t *)callp;
+	call->result.i64 = 0;
 	void *trap = NULL;
-	void *err = wasmtime_func_call_unchecked((void *)store, &f, &v, 1, &trap);
+	void *err = wasmtime_func_call_unchecked(call->store, &call->func, &call->result, 1, &trap);
 	if (err == NULL && trap == NULL) {
-		out->failed = 0;
-		return v.i64;
+		call->failed = 0;
+		return;
 	}
-	out->failed = 1;
+	call->failed = 1;
 	naam_wasm_byte_vec_t m = { 0, NULL };
 	if (trap != NULL) {
 		wasm_trap_message(trap, &m);
@@ -55,14 +61,20 @@ static int64_t naam_call(uintptr_t store, uint64_t store_id, uintptr_t priv, uin
 		wasmtime_error_message(err, &m);
 		wasmtime_error_delete(err);
 	}
-	size_t n = m.size < sizeof out->msg - 1 ? m.size : sizeof out->msg - 1;
-	if (m.data != NULL) memcpy(out->msg, m.data, n);
-	out->msg[n] = 0;
+	size_t n = m.size < sizeof call->msg - 1 ? m.size : sizeof call->msg - 1;
+	if (m.data != NULL) memcpy(call->msg, m.data, n);
+	call->msg[n] = 0;
 	wasm_byte_vec_delete(&m);
-	return 0;
 }
 
-static naam_out *naam_new_out(void) { return calloc(1, sizeof(naam_out)); }
+static naam_call_t *naam_new_call(uintptr_t store, uint64_t store_id, uintptr_t priv) {
+	naam_call_t *call = calloc(1, sizeof(naam_call_t));
+	if (call == NULL) return NULL;
+	call->store = (void *)store;
+	call->func.store_id = store_id;
+	call->func.priv = (void *)priv;
+	return call;
+}
 */
 import "C"
 
@@ -100,26 +112,33 @@ func pinMemory(cfg *wasmtime.Config) {
 	runtime.KeepAlive(cfg)
 }
 
-// storeContext returns the store's context, which lives as long as the
-// store does (wasmtime_store_context), so that a run need not ask again.
-func storeContext(store *wasmtime.Store) unsafe.Pointer { return unsafe.Pointer(store.Context()) }
+// runCall is an instance's call of its run function: C memory made once
+// per instance, so that a run neither allocates nor passes a Go pointer.
+// It holds the store's context (which lives as long as the store,
+// wasmtime_store_context) and the function; store and fn keep them alive.
+type runCall struct {
+	p     *C.naam_call_t
+	store *wasmtime.Store
+	fn    *wasmtime.Func
+}
 
-// callOut is where the C side reports a failed call: C memory, made once
-// per instance, so that a call neither allocates nor passes a Go pointer.
-type callOut struct{ p *C.naam_out }
-
-func newCallOut() callOut { return callOut{C.naam_new_out()} }
-
-func (o callOut) free() { C.free(unsafe.Pointer(o.p)) }
-
-// callRun calls fn, of type () -> i64, in store, whose context is ctx.
-func callRun(store *wasmtime.Store, ctx unsafe.Pointer, fn *wasmtime.Func, out callOut) (int64, error) {
+// newRunCall prepares calls of fn, of type () -> i64, in store.
+func newRunCall(store *wasmtime.Store, fn *wasmtime.Func) (runCall, error) {
 	f := (*funcLayout)(unsafe.Pointer(fn))
-	r := C.naam_call(C.uintptr_t(uintptr(ctx)), C.uint64_t(f.storeID), C.uintptr_t(uintptr(f.priv)), C.uintptr_t(uintptr(unsafe.Pointer(out.p))))
-	runtime.KeepAlive(store)
-	runtime.KeepAlive(fn)
-	if out.p.failed != 0 {
-		return 0, errors.New(C.GoString(&out.p.msg[0]))
+	p := C.naam_new_call(C.uintptr_t(uintptr(unsafe.Pointer(store.Context()))), C.uint64_t(f.storeID), C.uintptr_t(uintptr(f.priv)))
+	if p == nil {
+		return runCall{}, errors.New("jit: out of memory for a call record")
 	}
-	return int64(r), nil
+	return runCall{p: p, store: store, fn: fn}, nil
+}
+
+func (rc runCall) free() { C.free(unsafe.Pointer(rc.p)) }
+
+// call runs the function: one cgo call.
+func (rc runCall) call() (int64, error) {
+	C.naam_call(C.uintptr_t(uintptr(unsafe.Pointer(rc.p))))
+	if rc.p.failed != 0 {
+		return 0, errors.New(C.GoString(&rc.p.msg[0]))
+	}
+	return int64(*(*C.int64_t)(unsafe.Pointer(&rc.p.result))), nil
 }

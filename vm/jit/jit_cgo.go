@@ -113,10 +113,9 @@ func (c *Code) Unchecked() bool { return c.opts.Unchecked }
 // Instantiate implements vm.Executable: a wasmtime store of its own with
 // an instance of c and its linear memory, for one machine.
 func (c *Code) Instantiate(ec *vm.EngineContext) (vm.Instance, error) {
-	in := &instance{code: c, ec: ec, entry: -1, mapTop: mapBase}
+	in := &instance{code: c, ec: ec, entry: -1, mapTop: mapBase,
+		unchecked: c.opts.Unchecked, helpers: c.tr.helpers, writes: c.tr.writes, stackLow: c.tr.stackLow}
 	in.store = wasmtime.NewStore(sharedEngine())
-	in.out = newCallOut()
-	in.ctx = storeContext(in.store)
 	i32, i64 := wasmtime.NewValType(wasmtime.KindI32), wasmtime.NewValType(wasmtime.KindI64)
 	ty := wasmtime.NewFuncType([]*wasmtime.ValType{i32, i32, i64, i64, i64, i64, i64, i64}, []*wasmtime.ValType{i64})
 	helper := wasmtime.NewFunc(in.store, ty, in.helper)
@@ -132,6 +131,10 @@ func (c *Code) Instantiate(ec *vm.EngineContext) (vm.Instance, error) {
 	if in.run == nil || in.memory == nil {
 		in.Close()
 		return nil, errors.New("jit: module lacks run or memory")
+	}
+	if in.call, err = newRunCall(in.store, in.run); err != nil {
+		in.Close()
+		return nil, err
 	}
 	in.base = in.memory.Data(in.store)
 	in.mem = unsafe.Slice((*byte)(in.base), in.memory.DataSize(in.store))
@@ -151,14 +154,19 @@ type instance struct {
 	code   *Code
 	ec     *vm.EngineContext
 	store  *wasmtime.Store
-	ctx    unsafe.Pointer // the store's context
 	run    *wasmtime.Func
+	call   runCall // how a run calls run
 	memory *wasmtime.Memory
 	base   unsafe.Pointer // linear memory's base: it never moves (pinMemory)
 	mem    []byte         // linear memory, as large as it has grown
 	// entry and entryBlock are the last run's entry slot and its dispatch
 	// index.
 	entry, entryBlock int
+	// What a run asks of the code, copied here so that a run reads the
+	// instance's lines only: Options.Unchecked and the translation's
+	// helpers, writes and stackLow.
+	unchecked, helpers, writes bool
+	stackLow                   int
 	// tables is what the base and limit tables say of each segment.
 	tables [256]tableEntry
 	// placed are the memories mapped in place, from mapBase up to mapTop;
@@ -172,7 +180,6 @@ type instance struct {
 	budget      uint64
 	helperErr   error
 	helperSteps uint64
-	out         callOut // a failed call's report, from callRun
 }
 
 type tableEntry struct {
@@ -220,9 +227,11 @@ func (in *instance) helper(_ *wasmtime.Caller, args []wasmtime.Val) (res []wasmt
 // the mappings of the memories placed in it), now instead of when the
 // garbage collector finds it unreachable.
 func (in *instance) Close() {
+	if in.call.p != nil {
+		in.call.free()
+		in.call = runCall{}
+	}
 	in.store.Close()
-	in.out.free()
-	in.out = callOut{}
 	in.placed, in.copies = nil, nil
 }
 
@@ -254,7 +263,7 @@ func (in *instance) Run(entry int, r1, r2 uint64) (uint64, error) {
 		}
 		in.entry, in.entryBlock = entry, blk
 	}
-	if c.opts.Unchecked {
+	if in.unchecked {
 		for i := range c.prog.Regions() {
 			if data, _, _ := ec.Segment(vm.RegionSegment(i)); data == nil {
 				return 0, fmt.Errorf("jit: the program addresses region %d, which is not mapped (unchecked runs need every region mapped)", i)
@@ -266,29 +275,34 @@ func (in *instance) Run(entry int, r1, r2 uint64) (uint64, error) {
 		return 0, err
 	}
 	mem := in.mem
+	// The control block as an array: constant offsets, no bounds checks.
+	ctl := (*[ctlBytes]byte)(in.base)
 	le := binary.LittleEndian
-	le.PutUint32(mem[ctlEntry:], uint32(in.entryBlock))
+	le.PutUint32(ctl[ctlEntry:], uint32(in.entryBlock))
 	budget := runBudget(ec.Budget())
 	in.budget = budget
-	le.PutUint64(mem[ctlBudget:], budget)
-	le.PutUint64(mem[ctlArgs:], r1)
-	le.PutUint64(mem[ctlArgs+8:], r2)
-	clear(mem[ctlArgs+16 : ctlArgs+40]) // r3–r5
-	le.PutUint32(mem[ctlKind:], 0)
-	if !c.opts.Unchecked {
+	le.PutUint64(ctl[ctlBudget:], budget)
+	le.PutUint64(ctl[ctlArgs:], r1)
+	le.PutUint64(ctl[ctlArgs+8:], r2)
+	le.PutUint32(ctl[ctlKind:], 0)
+	if !in.unchecked {
 		// As the checked interpreter does; below stackLow no run of this
 		// code has written.
-		clear(mem[stackBase+c.tr.stackLow : stackBase+vm.StackBytes])
+		if low := in.stackLow; low < vm.StackBytes {
+			clear(mem[stackBase+low : stackBase+vm.StackBytes])
+		}
 	}
-	if c.tr.helpers {
+	if in.helpers {
 		if err := in.redirect(); err != nil {
 			in.dropCopies()
 			return 0, err
 		}
 	}
-	in.helperErr = nil
-	r0, callErr := callRun(in.store, in.ctx, in.run, in.out)
-	if c.tr.writes {
+	if in.helperErr != nil {
+		in.helperErr = nil
+	}
+	r0, callErr := in.call.call()
+	if in.writes {
 		for _, cp := range in.copies {
 			if cp.writable {
 				copy(cp.data, mem[cp.off:cp.off+len(cp.data)])
@@ -316,20 +330,20 @@ func (in *instance) Run(entry int, r1, r2 uint64) (uint64, error) {
 		}
 		return 0, &vm.Fault{Kind: vm.FaultInternal, PC: pc, Err: fmt.Errorf("jit: wasm trap: %s", strings.Join(strings.Fields(msg), " "))}
 	}
-	steps := budget - le.Uint64(mem[ctlSteps:])
-	pc := int(le.Uint32(mem[ctlPC:]))
-	kind := le.Uint32(mem[ctlKind:])
+	steps := budget - le.Uint64(ctl[ctlSteps:])
+	pc := int(le.Uint32(ctl[ctlPC:]))
+	kind := le.Uint32(ctl[ctlKind:])
 	ec.Finish(steps, pc)
 	switch {
 	case kind == 0:
 		return uint64(r0), nil
 	case kind == statusMem:
-		info := le.Uint32(mem[ctlInfo:])
+		info := le.Uint32(ctl[ctlInfo:])
 		op := [...]string{infoLoad: "load", infoStore: "store", infoAtomic: "atomic"}[info>>9&3]
-		return 0, ec.AccessFault(pc, le.Uint64(mem[ctlAddr:]), uint64(info&0xff), info>>8&1 != 0, op)
+		return 0, ec.AccessFault(pc, le.Uint64(ctl[ctlAddr:]), uint64(info&0xff), info>>8&1 != 0, op)
 	case kind == uint32(vm.FaultMisaligned):
-		info := le.Uint32(mem[ctlInfo:])
-		return 0, ec.MisalignedFault(pc, le.Uint64(mem[ctlAddr:]), uint64(info&0xff))
+		info := le.Uint32(ctl[ctlInfo:])
+		return 0, ec.MisalignedFault(pc, le.Uint64(ctl[ctlAddr:]), uint64(info&0xff))
 	default:
 		return 0, &vm.Fault{Kind: vm.FaultKind(kind), PC: pc}
 	}
@@ -338,8 +352,10 @@ func (in *instance) Run(entry int, r1, r2 uint64) (uint64, error) {
 // dropCopies forgets the run's copies, so that the instance keeps none of
 // the caller's memory reachable.
 func (in *instance) dropCopies() {
-	clear(in.copies)
-	in.copies = in.copies[:0]
+	if len(in.copies) > 0 {
+		clear(in.copies)
+		in.copies = in.copies[:0]
+	}
 }
 
 // redirect points the machine's stack and copied segments at their linear
@@ -366,6 +382,9 @@ var errNoRoom = errors.New("no room")
 // for a run. When they do not fit beside the memories placed so far, it
 // drops those and tries once more.
 func (in *instance) layout() error {
+	if in.unchanged() {
+		return nil
+	}
 	err := in.layoutOnce()
 	if err == errNoRoom && len(in.placed) > 0 {
 		if err = in.unplace(); err == nil {
@@ -376,6 +395,28 @@ func (in *instance) layout() error {
 		return fmt.Errorf("jit: the run's segments need %d bytes of linear memory, which holds %d beside the JIT's own", in.need(), maxLinear-mapBase)
 	}
 	return err
+}
+
+// unchanged reports whether the tables already say what the machine
+// maps: every segment unmapped or mapped in place as in the last run, so
+// that there is nothing to copy or map (a raw run on a vm.Memory, a
+// handler on regions, in the common case).
+func (in *instance) unchanged() bool {
+	ec := in.ec
+	for seg := vm.SegContext; seg < ec.MappedLimit(); seg++ {
+		data, writable, mem := ec.Segment(seg)
+		e := &in.tables[seg]
+		if data == nil {
+			if e.n != 0 {
+				return false
+			}
+			continue
+		}
+		if mem == nil || e.mem != mem || e.n != len(data) || e.writable != writable {
+			return false
+		}
+	}
+	return true
 }
 
 // need is how much linear memory the machine's segments take: whole

@@ -3,6 +3,9 @@
 package jit_test
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/naam-project/naam/bytecode"
@@ -168,6 +171,55 @@ add %r7, 1
 add %r3, 1
 jlt %r3, 70, loop
 exit`, nil, 1, 0, 0},
+		{"scalar added to the base", `
+mov %r0, 0
+mov %r3, 0
+loop:
+mov %r5, %r3
+and %r5, 7
+lsh %r5, 3
+mov %r4, %r1
+add %r4, %r5
+ldxdw %r6, [%r4+0]
+add %r0, %r6
+add %r3, 1
+jlt %r3, 30, loop
+exit`, nil, 1, 1, 1},
+		{"saved scalar with offsets", `
+mov %r0, 0
+mov %r3, 0
+loop:
+mov %r4, %r3
+and %r4, 3
+lsh %r4, 3
+add %r4, %r1
+add %r4, 16
+ldxdw %r5, [%r4-16]
+ldxw %r6, [%r4+4]
+stxdw [%r4+8], %r3
+mov %r7, %r4
+add %r7, -8
+ldxb %r8, [%r7+1]
+add %r0, %r5
+add %r0, %r6
+add %r0, %r8
+add %r3, 1
+jlt %r3, 26, loop
+exit`, nil, 1, 1, 4},
+		{"fault in a block that carries", `
+mov %r0, 0
+mov %r3, 0
+mov %r7, %r1
+loop:
+jeq %r3, 5, skip
+add %r0, 1
+skip:
+ldxdw %r5, [%r7+0]
+add %r7, 8
+add %r0, %r5
+add %r3, 1
+jlt %r3, 20, loop
+exit`, nil, 1, 1, 0},
 		{"atomics in a loop", `
 mov %r0, 0
 mov %r3, 0
@@ -209,4 +261,84 @@ exit`, nil, 1, 0, 0},
 			}
 		})
 	}
+}
+
+// TestRandomLoops runs generated loops (masked loads and stores at the
+// memory's base plus an index, with offsets that may step outside it,
+// the index added either way round, a pointer walking off the memory,
+// forward jumps inside the body, early exits) through the interpreter
+// and the JIT, checked and, where the verifier accepts them, unchecked,
+// at the run's budget and short of it: the fast copies' guards, saved
+// scalars and carried counts give the interpreter's outcome, its faults
+// and its instruction count.
+func TestRandomLoops(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 0x100b5))
+	n := 150
+	if testing.Short() {
+		n = 40
+	}
+	mem := make([]byte, 128)
+	for i := range mem {
+		mem[i] = byte(i*7 + 3)
+	}
+	for i := range n {
+		src := randomLoop(rng)
+		insns, err := bytecode.Assemble(src)
+		if err != nil {
+			t.Fatalf("program %d: %v\n%s", i, err, src)
+		}
+		p := mustLoad(t, insns)
+		full := interpRaw(p, vm.Options{}, mem)
+		for _, short := range []uint64{0, 1, 2, 3, 5 + rng.Uint64N(20), full.steps / 2} {
+			if short >= full.steps {
+				continue
+			}
+			opts := vm.Options{Budget: full.steps - short}
+			if _, err := compareRaw(t, insns, opts, mem); err != nil {
+				t.Fatalf("program %d, budget %d: %v\n%s", i, opts.Budget, err, src)
+			}
+		}
+	}
+}
+
+// randomLoop returns the source of a loop of a few random items.
+func randomLoop(rng *rand.Rand) string {
+	var b strings.Builder
+	b.WriteString("mov %r0, 0\nmov %r3, 0\nmov %r7, %r1\nmov %r9, 5\nloop:\n")
+	items := 1 + rng.IntN(5)
+	label := 0
+	sizes := []string{"b", "h", "w", "dw"}
+	for range items {
+		mask := []int{3, 7, 15, 31}[rng.IntN(4)]
+		shift := rng.IntN(4)
+		off := rng.IntN(24) - 8
+		if rng.IntN(3) == 0 {
+			off = rng.IntN(160) - 16 // may leave the memory
+		}
+		size := sizes[rng.IntN(4)]
+		switch rng.IntN(8) {
+		case 0, 1: // a masked index added to the base
+			fmt.Fprintf(&b, "mov %%r4, %%r3\nand %%r4, %d\nlsh %%r4, %d\nadd %%r4, %%r1\n", mask, shift)
+			if rng.IntN(2) == 0 {
+				fmt.Fprintf(&b, "add %%r4, %d\n", rng.IntN(16)-8)
+			}
+			fmt.Fprintf(&b, "ldx%s %%r5, [%%r4%+d]\nadd %%r0, %%r5\n", size, off)
+		case 2: // the base added to the index's register the other way round
+			fmt.Fprintf(&b, "mov %%r5, %%r3\nand %%r5, %d\nlsh %%r5, %d\nmov %%r4, %%r1\nadd %%r4, %%r5\nldx%s %%r6, [%%r4%+d]\nxor %%r0, %%r6\n", mask, shift, size, off)
+		case 3: // a store at a masked index
+			fmt.Fprintf(&b, "mov %%r4, %%r3\nand %%r4, %d\nlsh %%r4, %d\nadd %%r4, %%r1\nstx%s [%%r4%+d], %%r3\n", mask, shift, size, off)
+		case 4: // a pointer the loop moves, walking off the memory
+			fmt.Fprintf(&b, "ldx%s %%r5, [%%r7+0]\nadd %%r7, %d\nadd %%r0, %%r5\n", size, 1+rng.IntN(8))
+		case 5: // a forward jump inside the body
+			label++
+			fmt.Fprintf(&b, "jeq %%r3, %d, skip%d\nadd %%r0, %d\nmul %%r0, 3\nskip%d:\n", rng.IntN(12), label, rng.IntN(100), label)
+		case 6: // an early exit
+			fmt.Fprintf(&b, "jgt %%r0, %d, out\n", rng.IntN(5000))
+		case 7: // a skip over one instruction, and arithmetic
+			label++
+			fmt.Fprintf(&b, "ja skip%d\nadd %%r0, 99\nskip%d:\nadd %%r9, %%r3\n", label, label)
+		}
+	}
+	fmt.Fprintf(&b, "add %%r3, 1\njlt %%r3, %d, loop\nout:\nadd %%r0, %%r9\nexit\n", 1+rng.IntN(40))
+	return b.String()
 }

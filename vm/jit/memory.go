@@ -44,8 +44,8 @@ func (t *translator) hostAddr(base asm.Register, off int16, size uint32, write b
 		return
 	}
 	if f := t.fastLoop; f != nil {
-		if g, ok := f.site[slot]; ok {
-			t.guardedAddr(&f.groups[g], base, off)
+		if s, ok := f.site[slot]; ok {
+			t.guardedAddr(&f.groups[s.group], s, base, off)
 			return
 		}
 	}

@@ -15,12 +15,13 @@ import (
 const (
 	ctlEntry  = 0  // u32: dispatch index of the entry block
 	ctlBudget = 8  // u64: the run's budget (runBudget)
-	ctlArgs   = 16 // 5 × u64: r1–r5
+	ctlArgs   = 16 // 2 × u64: r1, r2 (r3–r5 start at zero, as Wasm's locals do)
 	ctlKind   = 64 // u32: 0, or how the run ended in a fault (status*)
 	ctlPC     = 68 // u32: slot of the fault or of the final exit
 	ctlAddr   = 72 // u64: address of a memory fault
 	ctlInfo   = 80 // u32: size | write<<8 | op<<9 of a memory fault
 	ctlSteps  = 88 // u64: the budget left (runBudget less the instructions executed)
+	ctlBytes  = 96
 
 	frameArea  = 256 // 8 × frameBytes: local-call frames
 	frameBytes = 48  // return block (u32, padded), r6–r10
@@ -159,7 +160,7 @@ type translator struct {
 	dispatchBlocks []int
 	c              code
 	slotAt         []codeSpan // see translation.slotAt
-	pending        int        // instructions of the current block not yet taken off lLeft
+	pending        int        // instructions counted but not yet taken off lLeft
 	// loops are the structured loops by header block (loops.go); fast
 	// the plans of their fast copies, fastLoop the one being emitted
 	// (fastloop.go).
@@ -231,17 +232,17 @@ func translate(insns asm.Instructions, entries []int, checked bool) (*translatio
 	}
 	var targets []int
 	t.loops, targets = t.findLoops(base)
-	t.fast = map[int]*fastLoop{}
-	for h, l := range t.loops {
-		if f := t.findFast(l); f != nil {
-			t.fast[h] = f
-		}
-	}
 	t.dispatch = map[int]int{}
 	for _, slot := range targets {
 		if _, ok := t.dispatch[slot]; !ok {
 			t.dispatch[slot] = len(t.dispatchBlocks)
 			t.dispatchBlocks = append(t.dispatchBlocks, t.index[slot])
+		}
+	}
+	t.fast = map[int]*fastLoop{}
+	for h, l := range t.loops {
+		if f := t.findFast(l); f != nil {
+			t.fast[h] = f
 		}
 	}
 	t.inLoop = make([]bool, total+1)
@@ -349,7 +350,7 @@ func jumpTarget(ins *asm.Instruction, slot int) (int, bool) {
 
 func (t *translator) emitRun() error {
 	c := &t.c
-	for r := 1; r <= 5; r++ {
+	for r := 1; r <= 2; r++ {
 		c.i32(0)
 		c.mem(opI64Load, 3, uint32(ctlArgs+8*(r-1)))
 		c.set(uint32(r))
@@ -359,23 +360,35 @@ func (t *translator) emitRun() error {
 	c.i32(0)
 	c.mem(opI64Load, 3, ctlBudget)
 	c.set(lLeft)
-	c.i32(0)
-	c.mem(opI32Load, 2, ctlEntry)
-	c.set(lBlk)
+	one := len(t.dispatchBlocks) == 1 // then every dispatch goes to slot 0
+	if !one {
+		c.i32(0)
+		c.mem(opI32Load, 2, ctlEntry)
+		c.set(lBlk)
+	}
 
 	c.op(opLoop, blockTypeEmpty)
 	t.push(label{block: -1, dispatch: true})
 	items := t.region(0, len(t.blocks)-1, -1)
 	t.openLabels(items, 0)
-	c.get(lBlk)
-	c.op(opBrTable)
-	c.u32(uint32(len(t.dispatchBlocks)))
-	for _, b := range append(t.dispatchBlocks, t.dispatchBlocks[0]) { // the default is never taken: lBlk is always a table index
-		d := t.depth(b, false)
+	if one {
+		// No table: a plain branch, no load of the entry, no indirect jump.
+		d := t.depth(t.dispatchBlocks[0], false)
 		if d < 0 {
-			return fmt.Errorf("jit: internal error: dispatch target %d is not at the top level", t.blocks[b])
+			return fmt.Errorf("jit: internal error: dispatch target %d is not at the top level", t.blocks[t.dispatchBlocks[0]])
 		}
-		c.u32(uint32(d))
+		c.br(opBr, d)
+	} else {
+		c.get(lBlk)
+		c.op(opBrTable)
+		c.u32(uint32(len(t.dispatchBlocks)))
+		for _, b := range append(t.dispatchBlocks, t.dispatchBlocks[0]) { // the default is never taken: lBlk is always a table index
+			d := t.depth(b, false)
+			if d < 0 {
+				return fmt.Errorf("jit: internal error: dispatch target %d is not at the top level", t.blocks[b])
+			}
+			c.u32(uint32(d))
+		}
 	}
 	if err := t.emitItems(items); err != nil {
 		return err
@@ -449,7 +462,7 @@ func (t *translator) emitItems(items []item) error {
 // emitBlock emits block i.
 func (t *translator) emitBlock(i int) error {
 	start := t.blocks[i]
-	t.pending = 0
+	t.pending = t.carried(i)
 	end := t.total + 1
 	if i+1 < len(t.blocks) {
 		end = t.blocks[i+1]
@@ -468,6 +481,13 @@ func (t *translator) emitBlock(i int) error {
 			continue
 		}
 		t.slotAt = append(t.slotAt, codeSpan{offset: len(t.c), slot: slot})
+		if f := t.fastLoop; f != nil {
+			if sv, ok := f.saves[slot]; ok {
+				t.c.get(reg(sv.reg))
+				t.c.op(opI32WrapI64)
+				t.c.set(sv.local)
+			}
+		}
 		t.pending++
 		var err error
 		terminated, err = t.emit(ins, slot)
@@ -476,9 +496,34 @@ func (t *translator) emitBlock(i int) error {
 		}
 	}
 	if !terminated {
-		t.flush()
+		t.flushTo(t.carried(i + 1))
 	}
 	return nil
+}
+
+// carried is how many instructions are counted but not yet taken off
+// lLeft when block b starts: in a fast copy, the carry fastLoop.carry
+// gives the blocks after its header; everywhere else none.
+func (t *translator) carried(b int) int {
+	if f := t.fastLoop; f != nil {
+		return f.carry[b]
+	}
+	return 0
+}
+
+// flushTo takes the counted instructions off lLeft down to n still
+// pending (the count a branch's target carries).
+func (t *translator) flushTo(n int) {
+	if t.pending < n {
+		if t.err == nil {
+			t.err = fmt.Errorf("jit: internal error: %d instructions pending where %d are carried", t.pending, n)
+		}
+		return
+	}
+	pending := t.pending - n
+	t.pending = pending
+	t.flush()
+	t.pending = n
 }
 
 // depth returns the branch depth of the innermost open label that starts
@@ -552,14 +597,14 @@ func (t *translator) checkBudget(slot int) {
 
 // takeJump checks the budget for a taken jump at slot (not in a fast
 // loop's copy, which needs no check) and branches to target with the
-// block's instructions so far counted, leaving them pending for the path
-// that does not jump (a conditional jump's).
+// instructions so far counted but for those target carries, leaving the
+// count as it was for the path that does not jump (a conditional jump's).
 func (t *translator) takeJump(slot, target int) {
 	if t.fastLoop == nil {
 		t.checkBudget(slot)
 	}
 	pending := t.pending
-	t.flush()
+	t.flushTo(t.carried(t.index[target]))
 	t.goTo(target)
 	t.pending = pending
 }
@@ -708,12 +753,38 @@ func (t *translator) emitJump(ins *asm.Instruction, slot int, raw byte, jmp32 bo
 	}
 	target, _ := jumpTarget(ins, slot)
 	reg64 := raw&0x08 != 0
+	// The jump ends its block, so both paths count the block's
+	// instructions: taken off lLeft before the test, once, but for what
+	// both the target and the next block carry.
+	t.flushTo(max(t.carried(t.index[target]), t.carried(t.blockOf(slot)+1)))
+	if t.fastLoop != nil && t.pending == t.carried(t.index[target]) {
+		// A fast copy checks nothing at a taken jump: where a label starts
+		// the target (a forward jump inside the loop, its back edge) and
+		// the count is the one it carries, the jump is one br_if, which
+		// Cranelift makes one conditional branch.
+		if d := t.depth(t.index[target], false); d >= 0 {
+			t.compare(ins, raw, jmp32, reg64, cond)
+			c.br(opBrIf, d)
+			return false, nil
+		}
+	}
 	// block; br_if 0 when not taken; the jump; end: Cranelift lays the
 	// jump's code right after the test, the path that does not jump past
 	// it (with an if, it put a loop's back edge out of line, a taken
 	// branch more on every iteration).
 	c.op(opBlock, blockTypeEmpty)
 	t.push(label{block: -1})
+	t.compare(ins, raw, jmp32, reg64, cond)
+	c.op(opI32Eqz)
+	c.br(opBrIf, 0)
+	t.takeJump(slot, target)
+	t.pop()
+	return false, nil
+}
+
+// compare pushes a conditional jump's test: 1 when it jumps.
+func (t *translator) compare(ins *asm.Instruction, raw byte, jmp32, reg64 bool, cond condOp) {
+	c := &t.c
 	c.get(reg(ins.Dst))
 	if jmp32 {
 		c.op(opI32WrapI64)
@@ -740,19 +811,18 @@ func (t *translator) emitJump(ins *asm.Instruction, slot int, raw byte, jmp32 bo
 	} else {
 		c.op(cond.op64)
 	}
-	c.op(opI32Eqz)
-	c.br(opBrIf, 0)
-	t.takeJump(slot, target)
-	t.pop()
-	return false, nil
+}
+
+// condOp is a conditional jump's Wasm comparison, for 64 and 32 bits, or
+// set for jset (a test of the and).
+type condOp struct {
+	op64, op32 byte
+	set        bool
 }
 
 // condOps maps a conditional jump's operation (opcode >> 4) to its Wasm
 // comparison.
-var condOps = map[byte]struct {
-	op64, op32 byte
-	set        bool
-}{
+var condOps = map[byte]condOp{
 	0x1: {op64: opI64Eq, op32: opI32Eq},
 	0x2: {op64: opI64GtU, op32: opI32GtU},
 	0x3: {op64: opI64GeU, op32: opI32GeU},
