@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -194,6 +195,12 @@ type xdpResult struct {
 	workload.Result
 	Link   string             `json:"link"`
 	Ratios map[string]float64 `json:"ratios"`
+	// CPUPerOp is the CPU time this process spent per operation (user
+	// and system, the link's receive paths run in the softirqs of its
+	// own sends included; work deferred to ksoftirqd not), in µs, for
+	// the modes whose both ends it runs: udp, am, am-xdp (memcached is
+	// a process of its own).
+	CPUPerOp map[string]float64 `json:"cpu_us_per_op"`
 	// XDP is the XDP node's tier's counters after the run (runs, passes
 	// by reason, …), nonzero ones only.
 	XDP map[string]uint64 `json:"xdp"`
@@ -292,10 +299,15 @@ func runBenchXDP(ctx context.Context, stdout, stderr io.Writer, name string, f b
 		fmt.Fprintf(stderr, "bench: handlers the XDP node serves in user space: %v\n", ns)
 	}
 	var runs []workload.ModeRun
+	cpuPerOp := map[string]float64{}
 	for _, mode := range modes {
 		var st *workload.Stats
 		if ts, ok := async[mode]; ok {
+			cpu0 := processCPU()
 			st, err = workload.RunPipelined(ctx, wcfg, ts)
+			if err == nil && st.Ops > 0 {
+				cpuPerOp[mode] = float64((processCPU() - cpu0).Nanoseconds()) / 1e3 / float64(st.Ops)
+			}
 		} else {
 			st, err = runMode(ctx, stderr, mode, wcfg, targets[mode], f.progress)
 		}
@@ -308,7 +320,7 @@ func runBenchXDP(ctx context.Context, stdout, stderr io.Writer, name string, f b
 		runs = append(runs, workload.ModeRun{Mode: mode, Stats: st})
 	}
 	res := xdpResult{Result: workload.NewResult(title, runs), Link: "veth between two network namespaces (198.18.0.0/15)",
-		Ratios: map[string]float64{}, XDP: map[string]uint64{}}
+		Ratios: map[string]float64{}, CPUPerOp: cpuPerOp, XDP: map[string]uint64{}}
 	by := map[string]workload.ModeResult{}
 	for _, m := range res.Modes {
 		by[m.Mode] = m
@@ -347,9 +359,23 @@ func runBenchXDP(ctx context.Context, stdout, stderr io.Writer, name string, f b
 			fmt.Fprintf(stdout, "%s %.2f\n", k, v)
 		}
 	}
+	for _, m := range modes {
+		if v, ok := cpuPerOp[m]; ok {
+			fmt.Fprintf(stdout, "cpu_us_per_op %s %.2f\n", m, v)
+		}
+	}
 	fmt.Fprintf(stdout, "xdp: runs %d, replies %d, passed up %d, cache hits %d\n", res.XDP["xdp.runs"], res.XDP["xdp.replies"]+res.XDP["xdp.error_replies"],
 		passedUp(res.XDP), res.XDP["xdp.cache_hits"])
 	return nil
+}
+
+// processCPU is the CPU time this process has used, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // passedUp sums the tier's pass counters of packets for the node: not
