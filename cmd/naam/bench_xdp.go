@@ -266,7 +266,9 @@ func runBenchXDP(ctx context.Context, stdout, stderr io.Writer, name string, f b
 		if async[modeUDP], err = b.udpAsyncTargets(f.clients); err != nil {
 			return fail(err)
 		}
-		wcfg.Mix = workload.MixC
+		// A null call names no record: the keys are drawn uniformly, the
+		// cheapest draw, for every mode alike.
+		wcfg.Mix, wcfg.Keys = workload.MixC, workload.Uniform
 		title = fmt.Sprintf("null, a %d-byte request", xdpBenchPayload)
 	case "kv":
 		modes = []string{workload.ModeAM, modeAMXDP}
