@@ -286,7 +286,7 @@ func runBenchXDP(ctx context.Context, stdout, stderr io.Writer, name string, f b
 				if err != nil {
 					return fail(err)
 				}
-				async[mode] = append(async[mode], kvAsync{cl: cl, tenant: tenant, cfg: s.cfg, ids: s.ids})
+				async[mode] = append(async[mode], &kvAsync{cl: cl, tenant: tenant, cfg: s.cfg, ids: s.ids})
 			}
 		}
 		if f.against == "memcached" {
