@@ -6,7 +6,11 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
+	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -194,6 +198,17 @@ type xdpResult struct {
 	workload.Result
 	Link   string             `json:"link"`
 	Ratios map[string]float64 `json:"ratios"`
+	// CPUPerOp is the CPU time this process spent per operation (user
+	// and system, the link's receive paths run in the softirqs of its
+	// own sends included; work deferred to ksoftirqd not), in µs, for
+	// the modes whose both ends it runs: udp, am, am-xdp (memcached is
+	// a process of its own).
+	CPUPerOp map[string]float64 `json:"cpu_us_per_op"`
+	// CPUs is, for the same modes, how the machine's CPUs were spent
+	// while each ran: by this process, by everything else, idle. A mode
+	// that left CPUs idle was held back by where its work ran; one that
+	// shared them with other work measured less than the machine gives.
+	CPUs map[string]cpuShare `json:"cpus,omitempty"`
 	// XDP is the XDP node's tier's counters after the run (runs, passes
 	// by reason, …), nonzero ones only.
 	XDP map[string]uint64 `json:"xdp"`
@@ -259,7 +274,9 @@ func runBenchXDP(ctx context.Context, stdout, stderr io.Writer, name string, f b
 		if async[modeUDP], err = b.udpAsyncTargets(f.clients); err != nil {
 			return fail(err)
 		}
-		wcfg.Mix = workload.MixC
+		// A null call names no record: the keys are drawn uniformly, the
+		// cheapest draw, for every mode alike.
+		wcfg.Mix, wcfg.Keys = workload.MixC, workload.Uniform
 		title = fmt.Sprintf("null, a %d-byte request", xdpBenchPayload)
 	case "kv":
 		modes = []string{workload.ModeAM, modeAMXDP}
@@ -277,7 +294,7 @@ func runBenchXDP(ctx context.Context, stdout, stderr io.Writer, name string, f b
 				if err != nil {
 					return fail(err)
 				}
-				async[mode] = append(async[mode], kvAsync{cl: cl, tenant: tenant, cfg: s.cfg, ids: s.ids})
+				async[mode] = append(async[mode], &kvAsync{cl: cl, tenant: tenant, cfg: s.cfg, ids: s.ids})
 			}
 		}
 		if f.against == "memcached" {
@@ -292,10 +309,20 @@ func runBenchXDP(ctx context.Context, stdout, stderr io.Writer, name string, f b
 		fmt.Fprintf(stderr, "bench: handlers the XDP node serves in user space: %v\n", ns)
 	}
 	var runs []workload.ModeRun
+	cpuPerOp := map[string]float64{}
+	cpus := map[string]cpuShare{}
 	for _, mode := range modes {
 		var st *workload.Stats
 		if ts, ok := async[mode]; ok {
+			cpu0 := processCPU()
+			busy0, total0 := machineCPU()
 			st, err = workload.RunPipelined(ctx, wcfg, ts)
+			if err == nil && st.Ops > 0 {
+				own := processCPU() - cpu0
+				cpuPerOp[mode] = float64(own.Nanoseconds()) / 1e3 / float64(st.Ops)
+				busy1, total1 := machineCPU()
+				cpus[mode] = cpuShares(own, st.Elapsed, busy1-busy0, total1-total0)
+			}
 		} else {
 			st, err = runMode(ctx, stderr, mode, wcfg, targets[mode], f.progress)
 		}
@@ -308,7 +335,7 @@ func runBenchXDP(ctx context.Context, stdout, stderr io.Writer, name string, f b
 		runs = append(runs, workload.ModeRun{Mode: mode, Stats: st})
 	}
 	res := xdpResult{Result: workload.NewResult(title, runs), Link: "veth between two network namespaces (198.18.0.0/15)",
-		Ratios: map[string]float64{}, XDP: map[string]uint64{}}
+		Ratios: map[string]float64{}, CPUPerOp: cpuPerOp, CPUs: cpus, XDP: map[string]uint64{}}
 	by := map[string]workload.ModeResult{}
 	for _, m := range res.Modes {
 		by[m.Mode] = m
@@ -347,9 +374,73 @@ func runBenchXDP(ctx context.Context, stdout, stderr io.Writer, name string, f b
 			fmt.Fprintf(stdout, "%s %.2f\n", k, v)
 		}
 	}
+	for _, m := range modes {
+		if v, ok := cpuPerOp[m]; ok {
+			c := cpus[m]
+			fmt.Fprintf(stdout, "cpu_us_per_op %s %.2f (CPUs: this process %.2f, others %.2f, idle %.2f)\n", m, v, c.Process, c.Others, c.Idle)
+		}
+	}
 	fmt.Fprintf(stdout, "xdp: runs %d, replies %d, passed up %d, cache hits %d\n", res.XDP["xdp.runs"], res.XDP["xdp.replies"]+res.XDP["xdp.error_replies"],
 		passedUp(res.XDP), res.XDP["xdp.cache_hits"])
 	return nil
+}
+
+// cpuShare is how many CPUs, on average over a mode's run, this
+// process used, everything else used, and were idle.
+type cpuShare struct {
+	Process float64 `json:"process"`
+	Others  float64 `json:"others"`
+	Idle    float64 `json:"idle"`
+}
+
+// cpuShares splits the CPUs of a run of length elapsed, in which this
+// process used own and the machine's CPUs were busy for busy of total
+// ticks (machineCPU; zero total where it cannot be read: only the
+// process's share is known).
+func cpuShares(own, elapsed time.Duration, busy, total uint64) cpuShare {
+	sh := cpuShare{Process: own.Seconds() / elapsed.Seconds()}
+	if total > 0 {
+		n := float64(runtime.NumCPU())
+		sh.Idle = n * float64(total-busy) / float64(total)
+		sh.Others = max(0, n-sh.Idle-sh.Process)
+	}
+	return sh
+}
+
+// machineCPU returns the busy and total ticks of all CPUs so far
+// (/proc/stat's first line: idle and iowait are not busy), or zeros.
+func machineCPU() (busy, total uint64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 6 || f[0] != "cpu" {
+		return 0, 0
+	}
+	for i, v := range f[1:] {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return 0, 0
+		}
+		if i < 8 { // user … steal; guest time is counted in user already
+			total += n
+			if i != 3 && i != 4 {
+				busy += n
+			}
+		}
+	}
+	return busy, total
+}
+
+// processCPU is the CPU time this process has used, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // passedUp sums the tier's pass counters of packets for the node: not

@@ -95,46 +95,56 @@ type kvAsync struct {
 	ids    kv.HandlerIDs
 }
 
-func (t kvAsync) StartGet(record uint64, done workload.Done) error {
-	var req [kv.KeySize]byte
-	kv.AppendGet(req[:0], kv.KeyOf(record))
-	return t.start(t.ids.Get, req[:], done, func(reply []byte) error {
-		_, _, err := t.cfg.DecodeGet(reply)
-		return err
-	})
+func (t *kvAsync) StartGet(record uint64, done workload.Done) error {
+	op := &kvOp{t: t, handler: t.ids.Get, done: done}
+	op.req = kv.AppendGet(op.key[:0], kv.KeyOf(record))
+	return t.start(op)
 }
 
-func (t kvAsync) StartPut(record uint64, value []byte, done workload.Done) error {
+func (t *kvAsync) StartPut(record uint64, value []byte, done workload.Done) error {
 	req, err := t.cfg.AppendPut(make([]byte, 0, t.cfg.PutRequestSize()), kv.KeyOf(record), value)
 	if err != nil {
 		return err
 	}
-	return t.start(t.ids.Put, req, done, func(reply []byte) error {
-		_, err := kv.DecodeVersion(reply)
-		return err
-	})
+	return t.start(&kvOp{t: t, handler: t.ids.Put, req: req, done: done})
 }
 
-// start sends req to handler; check opens the reply.
-func (t kvAsync) start(handler uint32, req []byte, done workload.Done, check func([]byte) error) error {
-	tries := 1
-	var end func(reply []byte, err error)
-	end = func(reply []byte, err error) {
-		var he *caller.HandlerError
-		if errors.As(err, &he) && he.Code == kv.CodeBusy && tries < kv.DefaultRetries {
-			tries++
-			// req is still the caller's: the client copied it, and
-			// nobody changed it since.
-			if err = t.cl.Go(t.tenant, handler, req, end); err == nil {
-				return
-			}
+// kvOp is one get or put in flight: its request, kept for a retry (the
+// client copied it, and nobody changes it), and its tries so far.
+type kvOp struct {
+	t       *kvAsync
+	handler uint32
+	req     []byte
+	key     [kv.KeySize]byte // a get's request
+	done    workload.Done
+	tries   int
+}
+
+// start sends op's first try.
+func (t *kvAsync) start(op *kvOp) error {
+	op.tries = 1
+	return startErr(t.cl.Go(t.tenant, op.handler, op.req, op.end))
+}
+
+// end is the completion of op's try: a busy reply is tried again, any
+// other opened by its handler's decoder.
+func (op *kvOp) end(reply []byte, err error) {
+	t := op.t
+	var he *caller.HandlerError
+	if errors.As(err, &he) && he.Code == kv.CodeBusy && op.tries < kv.DefaultRetries {
+		op.tries++
+		if err = t.cl.Go(t.tenant, op.handler, op.req, op.end); err == nil {
+			return
 		}
-		if err == nil {
-			err = check(reply)
-		}
-		done(tries, err)
 	}
-	return startErr(t.cl.Go(t.tenant, handler, req, end))
+	if err == nil {
+		if op.handler == t.ids.Get {
+			_, _, err = t.cfg.DecodeGet(reply)
+		} else {
+			_, err = kv.DecodeVersion(reply)
+		}
+	}
+	op.done(op.tries, err)
 }
 
 // udpAsync is the plain UDP client of the echo: datagrams of a null

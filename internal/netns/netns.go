@@ -17,4 +17,7 @@ type Pair struct {
 	Dev  [2]string     // the veth end in each
 	Addr [2]netip.Addr // 198.18.N.1 and 198.18.N.2
 	MAC  [2]net.HardwareAddr
+	// Queues is the number of transmit and receive queues of each end:
+	// one per CPU, transmit queue i steered to CPU i (XPS).
+	Queues int
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -20,7 +21,7 @@ var seq atomic.Int32
 
 // New creates a pair: two namespaces, a veth between them with an
 // address at each end, both ends and loopback up. Close removes it.
-func New() (p *Pair, err error) {
+func New() (_ *Pair, err error) {
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("%w: network namespaces need root", ErrUnavailable)
 	}
@@ -29,7 +30,7 @@ func New() (p *Pair, err error) {
 	}
 	n := seq.Add(1)
 	id := fmt.Sprintf("%d-%d", os.Getpid()%100_000, n)
-	p = &Pair{
+	p := &Pair{
 		NS:   [2]string{"naamx-a-" + id, "naamx-b-" + id},
 		Dev:  [2]string{fmt.Sprintf("nxa%d_%d", os.Getpid()%10_000, n), fmt.Sprintf("nxb%d_%d", os.Getpid()%10_000, n)},
 		Addr: [2]netip.Addr{netip.AddrFrom4([4]byte{198, 18, byte(n), 1}), netip.AddrFrom4([4]byte{198, 18, byte(n), 2})},
@@ -42,7 +43,18 @@ func New() (p *Pair, err error) {
 			p.Close()
 		}
 	}()
-	steps := [][]string{{"ip", "netns", "add", p.NS[1]}, {"ip", "link", "add", p.Dev[0], "type", "veth", "peer", "name", p.Dev[1]}}
+	p.Queues = min(runtime.NumCPU(), maxQueues)
+	q := strconv.Itoa(p.Queues)
+	for _, args := range [][]string{{"ip", "netns", "add", p.NS[1]},
+		{"ip", "link", "add", p.Dev[0], "numtxqueues", q, "numrxqueues", q, "type", "veth", "peer", "name", p.Dev[1], "numtxqueues", q, "numrxqueues", q}} {
+		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("netns: %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	if err := p.steerQueues(); err != nil {
+		return nil, err
+	}
+	var steps [][]string
 	for i := range 2 {
 		steps = append(steps,
 			[]string{"ip", "link", "set", p.Dev[i], "netns", p.NS[i]},
@@ -70,12 +82,44 @@ func New() (p *Pair, err error) {
 	return p, nil
 }
 
+// maxQueues bounds the queues of each veth end (one per CPU).
+const maxQueues = 64
+
+// steerQueues gives each CPU its own queue at both ends (XPS: CPU i
+// transmits on queue i), while the ends are still in this namespace,
+// whose sysfs shows them: a frame a CPU sends lands in the receive queue
+// of that number at the other end (veth_xmit), whose NAPI the same CPU
+// runs in its softirq, so each CPU carries its own frames through the
+// link and neither waits on the other's poll. An XDP_TX reply goes to
+// the peer's queue of the CPU that sends it (veth_xdp_xmit) in any case.
+func (p *Pair) steerQueues() error {
+	if p.Queues < 2 {
+		return nil // a device of one queue has no XPS
+	}
+	for _, dev := range p.Dev {
+		for q := range p.Queues {
+			f := fmt.Sprintf("/sys/class/net/%s/queues/tx-%d/xps_cpus", dev, q)
+			if err := os.WriteFile(f, []byte(strconv.FormatUint(1<<q, 16)), 0); err != nil {
+				return fmt.Errorf("netns: steer queue %d of %s to CPU %d: %w", q, dev, q, err)
+			}
+		}
+	}
+	return nil
+}
+
 // Close removes both namespaces, and the veth with them.
 func (p *Pair) Close() error {
 	var errs []error
 	for _, ns := range p.NS {
 		if out, err := exec.Command("ip", "netns", "del", ns).CombinedOutput(); err != nil && !strings.Contains(string(out), "No such file") {
 			errs = append(errs, fmt.Errorf("netns: ip netns del %s: %v: %s", ns, err, out))
+		}
+	}
+	// A pair that failed before its ends moved into the namespaces left
+	// them here.
+	if _, err := net.InterfaceByName(p.Dev[0]); err == nil {
+		if out, err := exec.Command("ip", "link", "del", p.Dev[0]).CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("netns: ip link del %s: %v: %s", p.Dev[0], err, out))
 		}
 	}
 	return errors.Join(errs...)
