@@ -12,7 +12,7 @@ import (
 // each at the client.
 func TestBenchKVPlacement(t *testing.T) {
 	var r placementResult
-	benchDoc(t, &r, "kv", "--records", "2000", "--ops", "1500", "--mix", "a", "--dist", "zipfian", "--placement", "all", "--host-load", "0.5")
+	benchDoc(t, &r, "kv", "--records", "2000", "--ops", "6000", "--mix", "a", "--dist", "zipfian", "--placement", "all", "--host-load", "0.5")
 	if len(r.Modes) != 4 || r.Modes[0].Mode != "host" || r.Modes[1].Mode != "nic" || r.Modes[2].Mode != "client" || r.Modes[3].Mode != "auto" {
 		t.Fatalf("%+v", r)
 	}

@@ -93,8 +93,12 @@ const (
 	placeClip      = 3
 	// placeProbeEvery sends one call in that many to the other option,
 	// k times fewer when it is estimated k times as costly
-	// (steer.Config.ScaleProbes).
-	placeProbeEvery = 64
+	// (steer.Config.ScaleProbes): a probe at the client costs the node's
+	// calls far more than its share (naam bench kv --placement auto lost
+	// 10-15% to one probe in 64 at 130,000 calls/s, and none it measured
+	// to one in 256), and at these rates one in 256 is still a sample
+	// every few milliseconds, many per placeTau.
+	placeProbeEvery = 256
 	// placeMargin is the hysteresis: the other option must be estimated
 	// that much cheaper before Auto moves (steer.Config.Margin).
 	placeMargin = 0.3
@@ -103,7 +107,7 @@ const (
 	// (steer.Config.MaxDwell): latencies under load are noisy, and a
 	// caller that flaps between node and client pays the dearer option
 	// on every other stay.
-	placeDwell    = 4 * placeProbeEvery
+	placeDwell    = 256
 	placeMaxDwell = 32 * placeDwell
 	// placeMaxInflation bounds an option's learnt inflation, and
 	// placeLearn is how far into a stay it is learnt (placeState).
