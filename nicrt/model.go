@@ -51,12 +51,16 @@ func newModel(c Config) model {
 
 // insns is the cost of n instructions on a NIC or host core.
 func (m *model) insns(n uint64, host bool) cost {
+	// Every product is rounded (float64(…)) before it is added to
+	// anything, here or by a caller: Go may fuse a multiply and an add
+	// into one instruction on some architectures, and the model's figures
+	// must be the same bits on every machine (package sim's output is).
 	if host {
-		cyc := float64(n) * m.hostCPI
-		return cost{cycles: uint64(cyc), nanos: cyc * m.hostNsPerCycle}
+		cyc := float64(float64(n) * m.hostCPI)
+		return cost{cycles: uint64(cyc), nanos: float64(cyc * m.hostNsPerCycle)}
 	}
-	cyc := float64(n) * m.nicCPI
-	return cost{cycles: uint64(cyc), nanos: cyc * m.nicNsPerCycle}
+	cyc := float64(float64(n) * m.nicCPI)
+	return cost{cycles: uint64(cyc), nanos: float64(cyc * m.nicNsPerCycle)}
 }
 
 // access is the cost of moving n bytes between a core and a region. An
@@ -70,7 +74,7 @@ func (m *model) access(n uint64, write, atomic, hostCore, nicmem bool) cost {
 		return cost{localHits: 1, nanos: m.localLatency(hostCore)}
 	}
 	k := cost{dmaBytes: n}
-	k.dmaNanos = float64(n) * m.nsPerDMAByte
+	k.dmaNanos = float64(float64(n) * m.nsPerDMAByte)
 	if write && !atomic {
 		k.dmaWrites = 1
 	} else {
@@ -94,7 +98,7 @@ func (m *model) localLatency(hostCore bool) float64 {
 func (m *model) handoff(request, reply int) cost {
 	n := uint64(request + reply)
 	k := cost{dmaReads: 1, dmaWrites: 1, dmaBytes: n}
-	k.dmaNanos = m.dmaLatency + float64(n)*m.nsPerDMAByte
+	k.dmaNanos = m.dmaLatency + float64(float64(n)*m.nsPerDMAByte)
 	k.nanos = k.dmaNanos
 	return k
 }

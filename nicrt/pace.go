@@ -124,7 +124,7 @@ func ewma(a *atomic.Uint64, x float64) {
 		return
 	}
 	old := math.Float64frombits(bits)
-	a.Store(math.Float64bits(old + ewmaWeight*(x-old)))
+	a.Store(math.Float64bits(old + float64(ewmaWeight*(x-old)))) // rounded: no fused multiply-add
 }
 
 func (l *coreLoad) delay(ns int64)        { ewma(&l.delayBits, float64(max(ns, 0))) }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/naam-project/naam/internal/detmath"
 	"github.com/naam-project/naam/nicrt/wire"
 )
 
@@ -104,16 +105,18 @@ func (n *network) props(a, b int32) linkProps {
 // latency draws one datagram's latency in ns.
 func (n *network) latency(l Latency) int64 {
 	base, j := float64(l.Base), float64(l.Jitter)
+	// detmath's variates and exp, each product rounded: the same bits on
+	// every machine (spec/sim.md, Determinism).
 	var x float64
 	switch l.Dist {
 	case "uniform":
-		x = n.rng.Float64() * j
+		x = float64(n.rng.Float64() * j)
 	case "exponential":
-		x = n.rng.ExpFloat64() * j
+		x = float64(detmath.ExpVariate(n.rng.Float64()) * j)
 	case "normal":
-		x = math.Abs(n.rng.NormFloat64()) * j
+		x = float64(math.Abs(detmath.NormVariate(n.rng.Float64)) * j)
 	case "lognormal":
-		x = math.Exp(n.rng.NormFloat64()/2) * j
+		x = float64(detmath.Exp(detmath.NormVariate(n.rng.Float64)/2) * j)
 	}
 	return int64(base + min(x, 10*float64(1e9)))
 }

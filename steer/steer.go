@@ -218,7 +218,7 @@ func (e *EWMA) Add(x, alpha float64) {
 		e.value, e.has = x, true
 		return
 	}
-	e.value += alpha * (x - e.value)
+	e.value += float64(alpha * (x - e.value)) // rounded: no fused multiply-add, the same bits on every architecture
 }
 
 // Value is the average, and whether there has been a sample.

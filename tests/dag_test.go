@@ -58,11 +58,12 @@ var allowedImports = map[string][]string{
 	"internal/cli":          {},
 	"internal/netns":        {},
 	"internal/defaults":     {},
+	"internal/detmath":      {},
 	"internal/msgpackshape": {},
 	// The benchmark harness: what naam bench and naam demo drive.
 	"internal/bench/benchprog": {"bytecode"},
 	"internal/bench/kernel":    {},
-	"internal/bench/workload":  {},
+	"internal/bench/workload":  {"internal/detmath"},
 	"internal/bench/memcache":  {"internal/bench/workload"},
 	// Test-only generators, oracles and readers (TestTestOnly).
 	"internal/testing/conformance": {},
@@ -78,7 +79,7 @@ var allowedImports = map[string][]string{
 	// The simulator: the NIC model's cost model and policy, the VM, the
 	// caller's runs at the client, and the compiler for its own chase
 	// program.
-	"sim": {"bytecode", "clientrun", "compiler", "lang", "nicrt", "nicrt/wire", "steer", "verifier", "vm", "internal/bench/workload"},
+	"sim": {"bytecode", "clientrun", "compiler", "lang", "nicrt", "nicrt/wire", "steer", "verifier", "vm", "internal/bench/workload", "internal/detmath"},
 
 	// Where a message runs: the decision alone, shared by the node, the caller and the simulator.
 	"steer": {},

@@ -3,9 +3,10 @@ package workload
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/naam-project/naam/internal/detmath"
 )
 
 // KeyGen draws record numbers in [0, N). A KeyGen is not safe for
@@ -55,7 +56,9 @@ const ZipfTheta = 0.99
 // Zipf is the Zipfian generator of Gray et al. ("Quickly generating
 // billion-record synthetic databases", SIGMOD'94) as YCSB implements it
 // (ZipfianGenerator): item i of [0, n) has probability proportional to
-// 1/(i+1)^θ, item 0 the most popular.
+// 1/(i+1)^θ, item 0 the most popular. Its powers are detmath's, so
+// that a seed draws the same keys on every machine (package sim's
+// output depends on them).
 type Zipf struct {
 	n                        uint64
 	theta, alpha, zetan, eta float64
@@ -67,7 +70,7 @@ type Zipf struct {
 func Zeta(n uint64, theta float64) float64 {
 	s := 0.0
 	for i := uint64(1); i <= n; i++ {
-		s += 1 / math.Pow(float64(i), theta)
+		s += 1 / detmath.Pow(float64(i), theta)
 	}
 	return s
 }
@@ -83,8 +86,8 @@ func NewZipf(n uint64, theta, zetan float64, r *rand.Rand) *Zipf {
 	return &Zipf{
 		n: n, theta: theta, zetan: zetan, r: r,
 		alpha:        1 / (1 - theta),
-		eta:          (1 - math.Pow(2/float64(n), 1-theta)) / (1 - zeta2/zetan),
-		halfPowTheta: 1 + math.Pow(0.5, theta),
+		eta:          (1 - detmath.Pow(2/float64(n), 1-theta)) / (1 - zeta2/zetan),
+		halfPowTheta: 1 + detmath.Pow(0.5, theta),
 	}
 }
 
@@ -98,7 +101,7 @@ func (z *Zipf) Next() uint64 {
 	if uz < z.halfPowTheta {
 		return 1
 	}
-	v := uint64(float64(z.n) * math.Pow(z.eta*u-z.eta+1, z.alpha))
+	v := uint64(float64(z.n) * detmath.Pow(float64(z.eta*u)-z.eta+1, z.alpha))
 	return min(v, z.n-1)
 }
 
