@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,9 @@ type peerKey struct {
 }
 
 type peerKind uint8
+
+// viaKey is a caller and tenant of forwarded requests (Server.vias).
+type viaKey struct{ src, tenant uint32 }
 
 const (
 	peerDirect    peerKind = iota // the caller's own requests and control packets
@@ -119,8 +123,20 @@ func (s *Server) peer(key peerKey) *peer {
 		pr.hasFloor, pr.floor = true, f
 	}
 	s.peers[key] = pr
+	if key.kind == peerForwarded {
+		vk := viaKey{key.src, key.tenant}
+		s.vias[vk] = append(s.vias[vk], key.via)
+	}
 	s.active.Add(1) // counted at once, until the next count
 	return pr
+}
+
+// forwarders returns the nodes whose forwards of src's requests of tenant
+// have states here.
+func (s *Server) forwarders(src, tenant uint32) []uint32 {
+	s.peersMu.RLock()
+	defer s.peersMu.RUnlock()
+	return slices.Clone(s.vias[viaKey{src, tenant}])
 }
 
 // evictLocked drops the peer states idle longest (no request in the
@@ -163,6 +179,14 @@ func (s *Server) evictLocked() bool {
 			s.floors[c.key] = floor
 		}
 		delete(s.peers, c.key)
+		if c.key.kind == peerForwarded {
+			vk := viaKey{c.key.src, c.key.tenant}
+			if vs := slices.DeleteFunc(s.vias[vk], func(v uint32) bool { return v == c.key.via }); len(vs) > 0 {
+				s.vias[vk] = vs
+			} else {
+				delete(s.vias, vk)
+			}
+		}
 		freed++
 	}
 	s.ctr.peersEvicted.Add(uint64(freed))

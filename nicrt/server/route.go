@@ -89,11 +89,11 @@ func isRelay(pkt *wire.Packet) bool {
 // and the answering node answers it from its own cache.
 func (q *rxQueue) relay(pkt *wire.Packet, dgram []byte) {
 	s := q.s
-	// The caller's own request first; then the ones each known node
-	// forwarded here for it (a chain of forwards).
+	// The caller's own request first; then the ones each node forwarded
+	// here for it (a chain of forwards), known here or not.
 	to, ok := q.forwardedTo(peerKey{src: pkt.Dst, tenant: pkt.Tenant}, pkt.RequestID)
 	if !ok {
-		for node := range *s.book.Load() {
+		for _, node := range s.forwarders(pkt.Dst, pkt.Tenant) {
 			key := peerKey{src: pkt.Dst, tenant: pkt.Tenant, via: node, kind: peerForwarded}
 			if to, ok = q.forwardedTo(key, pkt.RequestID); ok {
 				break

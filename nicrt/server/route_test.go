@@ -549,3 +549,52 @@ func testNoReflection(t *testing.T, c *cluster) {
 		t.Errorf("the stranger received %d datagrams, the first from %v", n, ps[0].Addr)
 	}
 }
+
+// TestNetRelayChain: the replies of a chain of forwards find their way
+// back through nodes that know only the next hop (static peers in a
+// line): the node in the middle relays a reply for a forward from a node
+// not in its address book, which it heard the forward from.
+func TestNetRelayChain(t *testing.T) {
+	t.Run("mem", func(t *testing.T) { testRelayChain(t, memCluster(t, 3, transporttest.Faults{})) })
+	t.Run("udp", func(t *testing.T) { testRelayChain(t, udpCluster(t, 3)) })
+}
+
+func testRelayChain(t *testing.T, c *cluster) {
+	a, b, cc := c.nodes[0], c.nodes[1], c.nodes[2]
+	// A knows B, B knows C, C knows nobody.
+	a.srv.RemovePeer(cc.id)
+	b.srv.RemovePeer(a.id)
+	cc.srv.RemovePeer(a.id)
+	cc.srv.RemovePeer(b.id)
+	cl := c.client(t, 0, 1, caller.ClientConfig{})
+	ctx := context.Background()
+	hop2 := c.handler(t, "hop2")
+	for i := range 3 {
+		got, err := cl.Call(ctx, tenantA, hop2, routeReq(uint64(b.id), uint64(cc.id), 1))
+		if err != nil || u64(got) != uint64(i) {
+			t.Fatalf("call %d: A → B → C: %x %v", i, got, err)
+		}
+	}
+	sa, sb, sc := a.srv.Stats(), b.srv.Stats(), cc.srv.Stats()
+	if sb.Relayed != 3 || sa.Relayed != 3 || sc.Replies != 3 || sb.RelayUnmatched != 0 || sa.RelayUnmatched != 0 {
+		t.Errorf("C replied %d; B relayed %d (unmatched %d), A %d (unmatched %d); want 3, 3 (0), 3 (0)",
+			sc.Replies, sb.Relayed, sb.RelayUnmatched, sa.Relayed, sa.RelayUnmatched)
+	}
+	// B keeps one forwarded state, A's for the caller, and its index
+	// entry goes with it when it is evicted.
+	vk := viaKey{src: 1, tenant: tenantA}
+	if vs := b.srv.forwarders(1, tenantA); len(vs) != 1 || vs[0] != a.id {
+		t.Fatalf("B's forwarders of the caller: %v, want [%d]", vs, a.id)
+	}
+	b.srv.peersMu.Lock()
+	for _, pr := range b.srv.peers {
+		pr.seen.Store(false)
+	}
+	for len(b.srv.peers) > 0 && b.srv.evictLocked() {
+	}
+	_, left := b.srv.vias[vk]
+	b.srv.peersMu.Unlock()
+	if left {
+		t.Errorf("B's forwarders of the caller outlived their states")
+	}
+}

@@ -103,6 +103,12 @@ type Server struct {
 	peersMu sync.RWMutex
 	peers   map[peerKey]*peer
 	floors  map[peerKey]uint64 // evicted peers: ids at or below refused
+	// vias lists, per caller and tenant, the nodes whose forwards of
+	// its requests have states in peers (peerForwarded keys), so that a
+	// relayed reply finds the forward it answers whether or not the
+	// forwarding node is in the address book (relay); under peersMu,
+	// one entry per such state.
+	vias map[viaKey][]uint32
 	// cacheBytes counts the bytes the reply caches hold, in all and by
 	// tenant (tenantCache under peersMu; each peer holds its tenant's).
 	cacheBytes  atomic.Int64
@@ -197,7 +203,7 @@ func newServer(nic *nicrt.NIC, conns []transport.Conn, cfg ServerConfig) (*Serve
 		return nil, fmt.Errorf("server: serve: %w", err)
 	}
 	s := &Server{
-		nic: nic, cfg: cfg, peers: map[peerKey]*peer{}, floors: map[peerKey]uint64{}, tenantCache: map[uint32]*atomic.Int64{},
+		nic: nic, cfg: cfg, peers: map[peerKey]*peer{}, floors: map[peerKey]uint64{}, vias: map[viaKey][]uint32{}, tenantCache: map[uint32]*atomic.Int64{},
 		uploads: map[uploadKey]*upload{}, wireRegions: map[uint32]wireRegion{}, controlOps: map[uint32]int{}, now: time.Now,
 		stop: make(chan struct{}), payloadLimit: probe.MaxPayload(),
 	}
