@@ -94,6 +94,33 @@ func (n *NIC) SetPlacement(p PlacementPolicy) error {
 // Placement returns the placement policy in effect.
 func (n *NIC) Placement() PlacementPolicy { return PlacementPolicy(n.policy.Load()) }
 
+// PlaceFor is the placement policy's choice for a message of a handler
+// placed at fixed by its bound and helpers (Install): under every policy
+// but PolicySteer, and under PolicySteer for a handler that must run on
+// the host (steering chooses for one that may run on either class). It
+// is PlaceNone when the message must go to host cores and they take
+// nothing (hostOpen false); PlaceNIC for the NIC core; PlaceHostSpill
+// when, under PolicyAuto, that core already queues nicQueued messages,
+// at or past spillThreshold (negative: never), and a host core is open:
+// the message goes there, or to the NIC core after all if the host
+// core's queue is full; otherwise the host Placement it runs under. The
+// NIC's placement and package sim's both decide by it.
+func PlaceFor(policy PlacementPolicy, fixed Placement, hostOpen bool, nicQueued, spillThreshold int) Placement {
+	switch {
+	case fixed != PlaceNIC || policy == PolicyHost:
+		if !hostOpen {
+			return PlaceNone
+		}
+		if fixed == PlaceNIC {
+			return PlaceHostForced
+		}
+		return fixed
+	case policy == PolicyAuto && spillThreshold >= 0 && nicQueued >= spillThreshold && hostOpen:
+		return PlaceHostSpill
+	}
+	return PlaceNIC
+}
+
 // hostOpen reports whether host cores take messages: there are some, and
 // the modelled application leaves them time.
 func (n *NIC) hostOpen() bool { return len(n.host) > 0 && n.HostLoad() < 1 }

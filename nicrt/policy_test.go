@@ -195,3 +195,34 @@ func TestHostLoadStretches(t *testing.T) {
 		t.Errorf("load %+v", l)
 	}
 }
+
+// TestPlaceFor: the placement policy's decision over synthetic
+// signals.
+func TestPlaceFor(t *testing.T) {
+	for _, tc := range []struct {
+		policy   PlacementPolicy
+		fixed    Placement
+		hostOpen bool
+		queued   int
+		spill    int
+		want     Placement
+	}{
+		{PolicyAuto, PlaceNIC, true, 0, 128, PlaceNIC},
+		{PolicyAuto, PlaceNIC, true, 127, 128, PlaceNIC},
+		{PolicyAuto, PlaceNIC, true, 128, 128, PlaceHostSpill},
+		{PolicyAuto, PlaceNIC, false, 500, 128, PlaceNIC},
+		{PolicyAuto, PlaceNIC, true, 500, -1, PlaceNIC},
+		{PolicyNIC, PlaceNIC, true, 500, 128, PlaceNIC},
+		{PolicySteer, PlaceNIC, true, 500, 128, PlaceNIC},
+		{PolicyHost, PlaceNIC, true, 0, 128, PlaceHostForced},
+		{PolicyHost, PlaceNIC, false, 0, 128, PlaceNone},
+		{PolicyAuto, PlaceHostBudget, true, 0, 128, PlaceHostBudget},
+		{PolicyNIC, PlaceHostHelper, true, 0, 128, PlaceHostHelper},
+		{PolicySteer, PlaceHostBudget, false, 0, 128, PlaceNone},
+	} {
+		if have := PlaceFor(tc.policy, tc.fixed, tc.hostOpen, tc.queued, tc.spill); have != tc.want {
+			t.Errorf("PlaceFor(%v, %v, host open %v, %d queued, spill at %d) = %v, want %v",
+				tc.policy, tc.fixed, tc.hostOpen, tc.queued, tc.spill, have, tc.want)
+		}
+	}
+}

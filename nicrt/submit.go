@@ -111,32 +111,27 @@ func (n *NIC) lookup(msg *Message) (*handler, Status) {
 // steered NIC core, unless the policy is auto, the core's queue is past
 // the spill threshold and a host core has room. Host cores take nothing
 // under a host load of 1. Under the steer policy a handler that may run
-// on either class is steered (placeSteered).
+// on either class is steered (placeSteered); the rest is PlaceFor.
 func (n *NIC) place(t *task, hash uint64) pushResult {
 	h := t.h
 	policy := n.Placement()
 	if policy == PolicySteer && h.place == PlaceNIC {
 		return n.placeSteered(t, hash)
 	}
-	if h.place != PlaceNIC || policy == PolicyHost {
-		if !n.hostOpen() {
-			return pushFull
-		}
-		t.place = h.place
-		if t.place == PlaceNIC {
-			t.place = PlaceHostForced
-		}
-		return n.host[hash%uint64(len(n.host))].enqueue(t)
-	}
 	c := n.nic[hash%uint64(len(n.nic))]
-	if policy == PolicyAuto && n.cfg.SpillThreshold >= 0 && c.q.Len() >= n.cfg.SpillThreshold && n.hostOpen() {
-		t.place = PlaceHostSpill
+	switch t.place = PlaceFor(policy, h.place, n.hostOpen(), c.q.Len(), n.cfg.SpillThreshold); t.place {
+	case PlaceNone:
+		return pushFull
+	case PlaceNIC:
+		return c.enqueue(t)
+	case PlaceHostSpill:
 		if n.host[hash%uint64(len(n.host))].enqueue(t) == pushed {
 			return pushed
 		}
+		t.place = PlaceNIC
+		return c.enqueue(t)
 	}
-	t.place = PlaceNIC
-	return c.enqueue(t)
+	return n.host[hash%uint64(len(n.host))].enqueue(t)
 }
 
 // steer hashes what the steering policy looks at.

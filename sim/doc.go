@@ -4,8 +4,9 @@
 // virtual clock, its own regions, the installed program (compiled,
 // verified and loaded once, shared by every node), and the node's
 // placement policy — the same code as nicrt's: nicrt.CostModel for
-// service times, nicrt.SteerCosts and nicrt.SteerState (steer.Chooser
-// and steer.EWMA) for PolicySteer. Handlers run in the real VM
+// service times, nicrt.PlaceFor for the policies' choices, and
+// nicrt.SteerCosts and nicrt.SteerState (steer.Chooser and steer.EWMA)
+// for PolicySteer. Handlers run in the real VM
 // (vm.Machine, the interpreter), so results and instruction counts are
 // the bytecode's own; time comes only from the cost model and the
 // network model (per-link latency distribution, port bandwidth, loss,

@@ -671,8 +671,7 @@ func (s *sim) place(n int32, h int, src uint64) (ci int, place nicrt.Placement, 
 	depth := int32(s.cfg.RxQueueDepth)
 	room := func(c int) bool { return waiting(&nd.cores[c], s.now) < depth }
 	policy := s.cfg.Placement
-	switch {
-	case policy == nicrt.PolicySteer && hd.fixed == nicrt.PlaceNIC:
+	if policy == nicrt.PolicySteer && hd.fixed == nicrt.PlaceNIC {
 		if !hostOpen {
 			s.st.steer.NIC++
 			return nic, nicrt.PlaceNIC, room(nic)
@@ -701,20 +700,19 @@ func (s *sim) place(n int32, h int, src uint64) (ci int, place nicrt.Placement, 
 			return first, fp, true
 		}
 		return other, op, room(other)
-	case hd.fixed != nicrt.PlaceNIC || policy == nicrt.PolicyHost:
-		if !hostOpen {
-			return 0, nicrt.PlaceNone, false
-		}
-		place = hd.fixed
-		if place == nicrt.PlaceNIC {
-			place = nicrt.PlaceHostForced
-		}
-		return host, place, room(host)
 	}
-	if policy == nicrt.PolicyAuto && s.cfg.SpillThreshold >= 0 && int(waiting(&nd.cores[nic], s.now)) >= s.cfg.SpillThreshold && hostOpen && room(host) {
-		return host, nicrt.PlaceHostSpill, true
+	switch place = nicrt.PlaceFor(policy, hd.fixed, hostOpen, int(waiting(&nd.cores[nic], s.now)), s.cfg.SpillThreshold); place {
+	case nicrt.PlaceNone:
+		return 0, place, false
+	case nicrt.PlaceNIC:
+		return nic, place, room(nic)
+	case nicrt.PlaceHostSpill:
+		if room(host) {
+			return host, place, true
+		}
+		return nic, nicrt.PlaceNIC, room(nic)
 	}
-	return nic, nicrt.PlaceNIC, room(nic)
+	return host, place, room(host)
 }
 
 // waiting is the messages queued on c and not yet started.
