@@ -193,6 +193,7 @@ func (st *placeState) choose(node, client float64, now time.Time) steer.Decision
 type decision struct {
 	at          Placement // AtNode or AtClient
 	auto, probe bool      // Auto placed it (its time is measured); a probe
+	decided     time.Time // when Auto's chooser decided (zero: it did not, the chooser was busy)
 }
 
 // decide is where h's next call runs, given pl (PlaceDefault: the peer's).
@@ -228,7 +229,8 @@ func (p *Peer) decide(h *Handler, pl Placement) decision {
 		return decision{at: AtNode, auto: true}
 	}
 	guess := p.rttGuess(st)
-	d := st.choose(st.node.Or(guess), st.client.Or(st.rounds.Or(2)*guess), time.Now())
+	now := time.Now()
+	d := st.choose(st.node.Or(guess), st.client.Or(st.rounds.Or(2)*guess), now)
 	if cur, _ := st.chooser.Current(); cur == steer.Client {
 		st.choice.Store(uint32(AtClient))
 	} else {
@@ -240,10 +242,10 @@ func (p *Peer) decide(h *Handler, pl Placement) decision {
 	}
 	if d.Location == steer.Client {
 		st.atClient.Add(1)
-		return decision{at: AtClient, auto: true, probe: d.Probe}
+		return decision{at: AtClient, auto: true, probe: d.Probe, decided: now}
 	}
 	st.atNode.Add(1)
-	return decision{at: AtNode, auto: true, probe: d.Probe}
+	return decision{at: AtNode, auto: true, probe: d.Probe, decided: now}
 }
 
 // rttGuess is a round trip's estimate in ns before a handler has samples
@@ -311,8 +313,8 @@ func (p *Peer) exec(ctx context.Context, h *Handler, payload, dst []byte, pl Pla
 func (p *Peer) execAt(ctx context.Context, h *Handler, payload, dst []byte, d decision) ([]byte, CallInfo, error) {
 	at, auto := d.at, d.auto
 	info := CallInfo{Placement: at, RoundTrips: 1, Probe: d.probe}
-	var start time.Time
-	if auto {
+	start := d.decided // the call's time is measured from the decision, when there was one
+	if auto && start.IsZero() {
 		start = time.Now()
 	}
 	var reply []byte
