@@ -128,6 +128,18 @@ type Config struct {
 	Quota TenantQuota
 	// Quotas are the tenants' own quotas; their zero fields take Quota's.
 	Quotas map[uint64]TenantQuota
+	// Partition gives every active tenant cores of its own, on the NIC
+	// and on the host: the class's cores split among the tenants that sent
+	// a message in the last PartitionWindow, by their quotas' weights, at
+	// least one core each, so that one tenant's runs, which no core
+	// preempts, do not delay another's (spec/nic.md, Core partitions). It
+	// is not work-conserving: a tenant's cores stay its own while it is
+	// active, even idle. With more active tenants than cores, tenants
+	// share. Default false: a tenant's messages may go to every core.
+	Partition bool
+	// PartitionWindow is how long a tenant stays active after its last
+	// message under Partition, at least 1 ms. Default 10 ms.
+	PartitionWindow time.Duration
 
 	// Outbox receives what handlers send and forward, for every message;
 	// nil leaves both to the message's sink if it is an Outbox (the
@@ -225,6 +237,7 @@ func (c Config) withDefaults() Config {
 	defaults.Set(&c.FairQuantum, c.NICBudget)
 	defaults.Set(&c.Quota.Weight, 1)
 	defaults.Set(&c.Quota.MaxQueued, c.RxQueueDepth)
+	defaults.Set(&c.PartitionWindow, 10*time.Millisecond)
 	return c
 }
 
@@ -243,6 +256,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("nicrt: config: unknown steering %d", c.Steering)
 	case c.NICBudget > c.HostBudget:
 		return fmt.Errorf("nicrt: config: NICBudget %d exceeds HostBudget %d", c.NICBudget, c.HostBudget)
+	case c.PartitionWindow < time.Millisecond:
+		return fmt.Errorf("nicrt: config: PartitionWindow %v: want at least 1ms", c.PartitionWindow)
 	case c.Tier > TierAuto:
 		return fmt.Errorf("nicrt: config: unknown tier %d", c.Tier)
 	case c.Tier == TierJIT && jit.Available() != nil:

@@ -58,6 +58,7 @@ type tenantCounters struct {
 	servedInsns atomic.Uint64 // the proven bounds of the messages run: what fair queueing charged
 	insns       atomic.Uint64 // the instructions they executed
 	dropped     atomic.Uint64 // messages refused at a full queue or the tenant's cap
+	lastSeen    atomic.Int64  // its last message, ns since the NIC started (Config.Partition)
 }
 
 func (tc *tenantCounters) served(price, insns uint64) {

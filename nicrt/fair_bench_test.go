@@ -1,7 +1,6 @@
 package nicrt
 
 import (
-	"fmt"
 	"os"
 	"slices"
 	"testing"
@@ -15,7 +14,8 @@ import (
 // network: on 2 paced NIC cores, an aggressor keeps 32 near-budget burns
 // (cmd/naam/isolation.naam) in flight while a victim calls its probe one
 // at a time, 1 ms apart; it reports the victim's Submit → done p50 and
-// p99 with fair queueing and with one FIFO per core.
+// p99 with fair queueing and core partitions, with fair queueing alone
+// and with one FIFO per core; solo is the victim alone (fair queueing).
 // go test ./nicrt -run '^$' -bench FairVictim -benchtime 2000x.
 func BenchmarkFairVictim(b *testing.B) {
 	src, err := os.ReadFile("../cmd/naam/isolation.naam")
@@ -26,9 +26,9 @@ func BenchmarkFairVictim(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, fair := range []bool{true, false} {
-		b.Run(fmt.Sprintf("fair=%v", fair), func(b *testing.B) {
-			n := newNIC(b, Config{Paced: true, Fair: fair, NICCores: 2, Placement: PolicyNIC, Steering: SteerRequest})
+	for _, mode := range []string{"solo", "partition", "fair", "fifo"} {
+		b.Run("mode="+mode, func(b *testing.B) {
+			n := newNIC(b, Config{Paced: true, Fair: mode != "fifo", Partition: mode == "partition", NICCores: 2, Placement: PolicyNIC, Steering: SteerRequest})
 			register(b, n, 2, "data", 8, RegionOptions{})
 			register(b, n, 3, "data", 8, RegionOptions{})
 			probe, burn := id(b, install(b, n, 2, obj), "probe"), id(b, install(b, n, 3, obj), "burn")
@@ -36,6 +36,9 @@ func BenchmarkFairVictim(b *testing.B) {
 			sem := make(chan struct{}, 32)
 			go func() {
 				defer close(stopped)
+				if mode == "solo" {
+					return
+				}
 				payload := make([]byte, 8)
 				for i := uint64(0); ; i++ {
 					select {

@@ -44,6 +44,7 @@ type NIC struct {
 	hostLoad atomic.Uint64
 	policy   atomic.Uint32
 	tenantCt tenantTable
+	part     partitioner
 
 	// digests finds programs by (tenant, ProgramDigest) for
 	// program-relative requests.

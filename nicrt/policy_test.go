@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/naam-project/naam/internal/testing/testprog"
 )
@@ -23,6 +24,8 @@ func TestConfigPolicyErrors(t *testing.T) {
 		{"unknown placement", Config{Placement: 7}, "unknown placement 7"},
 		{"weight too large", Config{Quota: TenantQuota{Weight: MaxWeight + 1}}, "Quota.Weight 65537"},
 		{"negative cap", Config{Quotas: map[uint64]TenantQuota{4: {MaxQueued: -1}}}, "Quotas[4].MaxQueued -1 must not be negative"},
+		{"negative partition window", Config{PartitionWindow: -time.Millisecond}, "PartitionWindow -1ms: want at least 1ms"},
+		{"short partition window", Config{PartitionWindow: time.Microsecond}, "PartitionWindow 1µs: want at least 1ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := New(tc.cfg)

@@ -134,6 +134,8 @@ type Stats struct {
 	Handlers []HandlerStats // by id: verbs first
 	// TenantCounters are the tenants' queues and service, by tenant.
 	TenantCounters []TenantStats
+	// Partition is the core partitions' (Config.Partition).
+	Partition PartitionStats
 	// Load is what a steering policy reads (NIC.Load).
 	Load LoadSignals
 	// Steer sums the handlers' steering decisions (PolicySteer).
@@ -176,6 +178,7 @@ func (n *NIC) Stats() Stats {
 		s.JIT = n.host[0].jit.Stats()
 	}
 	s.TenantCounters = n.tenantCt.snapshot()
+	s.Partition = n.partitionStats()
 	s.Load = n.Load()
 	n.handlers.each(func(_ uint32, h *handler) { s.Handlers = append(s.Handlers, h.stats()) })
 	sort.Slice(s.Handlers, func(i, j int) bool { return s.Handlers[i].ID < s.Handlers[j].ID })
@@ -318,6 +321,8 @@ func (s Stats) Counters() []Counter {
 		c.Counters.each(prefix, add)
 	}
 	tenantCounterNames(s.TenantCounters, add)
+	add("partition.splits", s.Partition.Splits)
+	add("partition.tenants", uint64(s.Partition.Tenants))
 	for _, c := range []struct {
 		prefix string
 		l      ClassLoad

@@ -132,13 +132,13 @@ func (s *handlerSteer) smooth(costs steer.Costs) steer.Costs {
 // the other class.
 func (n *NIC) placeSteered(t *task, hash uint64) pushResult {
 	h := t.h
-	c := n.nic[hash%uint64(len(n.nic))]
+	c := n.pickCore(n.nic, t.tc, hash, false)
 	if !n.hostOpen() {
 		h.steer.ctr.nic.Add(1)
 		t.place = PlaceNIC
 		return c.enqueue(t)
 	}
-	j := n.host[hash%uint64(len(n.host))]
+	j := n.pickCore(n.host, t.tc, hash, true)
 	now := n.now()
 	costs := steerCosts(
 		classEstimate{Open: true, Backlog: c.backlog(now), Service: n.serviceEstimate(h, false)},

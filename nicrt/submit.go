@@ -65,7 +65,7 @@ func (n *NIC) dispatch(msg *Message, sink Sink, inline bool) (st Status, queued 
 		// Verbs run on NIC cores only, as an RDMA NIC runs them; their
 		// tenant is checked against the region they name.
 		t.place = PlaceNIC
-		if res := n.nic[hash%uint64(len(n.nic))].enqueue(&t); res != pushed {
+		if res := n.pickCore(n.nic, t.tc, hash, false).enqueue(&t); res != pushed {
 			return n.refused(&t, res), false
 		}
 		return StatusOK, t.queued
@@ -118,20 +118,20 @@ func (n *NIC) place(t *task, hash uint64) pushResult {
 	if policy == PolicySteer && h.place == PlaceNIC {
 		return n.placeSteered(t, hash)
 	}
-	c := n.nic[hash%uint64(len(n.nic))]
+	c := n.pickCore(n.nic, t.tc, hash, false)
 	switch t.place = PlaceFor(policy, h.place, n.hostOpen(), c.q.Len(), n.cfg.SpillThreshold); t.place {
 	case PlaceNone:
 		return pushFull
 	case PlaceNIC:
 		return c.enqueue(t)
 	case PlaceHostSpill:
-		if n.host[hash%uint64(len(n.host))].enqueue(t) == pushed {
+		if n.pickCore(n.host, t.tc, hash, true).enqueue(t) == pushed {
 			return pushed
 		}
 		t.place = PlaceNIC
 		return c.enqueue(t)
 	}
-	return n.host[hash%uint64(len(n.host))].enqueue(t)
+	return n.pickCore(n.host, t.tc, hash, true).enqueue(t)
 }
 
 // steer hashes what the steering policy looks at.

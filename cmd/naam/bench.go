@@ -93,8 +93,9 @@ tenants and reports the probe handler's latency with 1 and with all of
 them installed (p99_ratio), and the install and uninstall times;
 --background N keeps N calls to the programs' other handler in flight;
 --rounds alternates the two --rounds times (uninstalling in between).
-isolation runs, per mode (fair: per-tenant fair queueing; fifo: one queue
-per core), a victim tenant's cheap probe at --victim-rate alone and while
+isolation runs, per mode (partition: fair queueing and cores of its own
+for each active tenant; fair: per-tenant fair queueing on every core;
+fifo: one queue per core), a victim tenant's cheap probe at --victim-rate alone and while
 an aggressor tenant keeps --aggressor-calls handlers near the NIC budget in
 flight on --nic-cores paced NIC cores (placement nic unless --placement
 is given), and reports the victim's p99 against its solo p99
@@ -106,7 +107,7 @@ them --shift-congested later and runs --shift-after more; it reports
 host_share_before, shift_ms, return_ms, the lowest 10 ms throughput, lost
 and duplicated calls, and --plot draws the placement shares over time
 (bench_shift.go). --host-load,
---placement, --paced, --fair and --tenant-quota set the server node's NIC
+--placement, --paced, --fair, --partition and --tenant-quota set the server node's NIC
 model in every workload.
 
 Results print as a table, or with --json as one JSON object:

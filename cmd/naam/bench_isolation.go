@@ -67,6 +67,7 @@ func isolationSecret(t uint32) []byte {
 type isolationMode struct {
 	workload.ModeResult
 	Fair               bool    `json:"fair"`
+	Partition          bool    `json:"partition"`
 	SoloP50us          float64 `json:"solo_p50_us"`
 	SoloP99us          float64 `json:"solo_p99_us"`
 	VictimP99Ratio     float64 `json:"victim_p99_ratio"`
@@ -252,7 +253,8 @@ func (in *isolationNode) aggressorRun(ctx context.Context, n int) (mark func(), 
 	return mark, stop
 }
 
-// runIsolation is naam bench isolation: per mode (fair: per-tenant fair
+// runIsolation is naam bench isolation: per mode (partition: fair
+// queueing and cores of its own for each tenant; fair: per-tenant fair
 // queueing on the node's cores; fifo: one queue per core), the victim's
 // latency alone and while the aggressor saturates the node's paced NIC
 // cores.
@@ -268,12 +270,12 @@ func runIsolation(ctx context.Context, stdout, stderr io.Writer, f benchFlags) e
 	case iso.warmup < 0 || iso.warmup > time.Minute:
 		return fmt.Errorf("--warmup must be 0…1m")
 	}
-	modes := []string{"fair", "fifo"}
+	modes := []string{"partition", "fair", "fifo"}
 	if f.modesSet {
 		modes = strings.Split(f.modes, ",")
 		for _, m := range modes {
-			if m != "fair" && m != "fifo" {
-				return fmt.Errorf("--modes: %q is not fair or fifo", m)
+			if m != "partition" && m != "fair" && m != "fifo" {
+				return fmt.Errorf("--modes: %q is not partition, fair or fifo", m)
 			}
 		}
 	}
@@ -295,7 +297,8 @@ func runIsolation(ctx context.Context, stdout, stderr io.Writer, f benchFlags) e
 	res := isolationResult{NICCores: iso.nicCores, VictimRate: iso.victimRate, AggressorCalls: iso.aggressors}
 	for _, mode := range modes {
 		cfg := ncfg
-		cfg.Fair = mode == "fair"
+		cfg.Fair = mode != "fifo"
+		cfg.Partition = mode == "partition"
 		m, in, err := isolationOne(ctx, stderr, cfg, obj, f)
 		if err != nil {
 			return &cli.ExitError{Code: 1, Err: fmt.Errorf("isolation, %s: %w", mode, err)}
@@ -349,7 +352,7 @@ func isolationOne(ctx context.Context, stderr io.Writer, cfg nicrt.Config, obj *
 		fmt.Fprintf(stderr, "naam bench isolation: victim under the aggressor: %d of %d calls failed; the first: %v\n", loaded.Errors, loaded.Errors+loaded.Ops, loaded.FirstError)
 	}
 	m := isolationMode{
-		ModeResult: loaded.ModeResult(""), Fair: cfg.Fair, VictimOps: loaded.Ops,
+		ModeResult: loaded.ModeResult(""), Fair: cfg.Fair, Partition: cfg.Partition, VictimOps: loaded.Ops,
 		SoloP50us: float64(solo.Latency.Quantile(0.50)) / 1e3, SoloP99us: float64(solo.Latency.Quantile(0.99)) / 1e3,
 		AggressorOpsPerSec: agg.OpsPerSec(), AggressorP99us: float64(agg.Latency.Quantile(0.99)) / 1e3, AggressorErrors: aggErrs,
 	}

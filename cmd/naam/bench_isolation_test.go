@@ -11,7 +11,8 @@ import (
 func TestBenchIsolation(t *testing.T) {
 	var r isolationResult
 	benchDoc(t, &r, "isolation", "--ops", "200", "--victim-rate", "2000", "--aggressor-calls", "8", "--warmup", "50ms")
-	if len(r.Modes) != 2 || r.Modes[0].Mode != "fair" || r.Modes[1].Mode != "fifo" || !r.Modes[0].Fair || r.Modes[1].Fair {
+	if len(r.Modes) != 3 || r.Modes[0].Mode != "partition" || r.Modes[1].Mode != "fair" || r.Modes[2].Mode != "fifo" ||
+		!r.Modes[0].Fair || !r.Modes[0].Partition || !r.Modes[1].Fair || r.Modes[1].Partition || r.Modes[2].Fair || r.Modes[2].Partition {
 		t.Fatalf("%+v", r)
 	}
 	if r.VictimBound != 15 || r.AggressorBound < 1900 || r.AggressorBound > 2000 || r.NICCores != 2 {
@@ -66,7 +67,7 @@ func TestNICFlagErrors(t *testing.T) {
 		{[]string{"node", "--config", conf}, `node.json: tenant_quota: invalid argument "2:weight=9x" for "--tenant-quota" flag: --tenant-quota "2:weight=9x": weight "9x": want 1 … 65536`},
 		{[]string{"bench", "kv", "--host-load", "-1"}, "--host-load -1: want 0 … 1"},
 		{[]string{"bench", "isolation", "--aggressor-calls", "0"}, "--aggressor-calls must be 1…4096"},
-		{[]string{"bench", "isolation", "--modes", "wfq"}, `--modes: "wfq" is not fair or fifo`},
+		{[]string{"bench", "isolation", "--modes", "wfq"}, `--modes: "wfq" is not partition, fair or fifo`},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := doMain(tc.args, &stdout, &stderr)

@@ -12,14 +12,15 @@ import (
 )
 
 // nicFlags are the NIC model's settings that naam node and naam bench
-// share: pacing, the host load, the placement policy, fair queueing and
-// the tenants' quotas. Each value is checked as it is set, so that a bad
+// share: pacing, the host load, the placement policy, fair queueing, core
+// partitions and the tenants' quotas. Each value is checked as it is set, so that a bad
 // one in a --config file is reported with its field.
 type nicFlags struct {
 	hostLoad  hostLoadValue
 	placement placementValue
 	paced     bool
 	fair      bool
+	partition bool
 	quotas    quotaValue
 	// pacedSet and placementSet: --paced and --placement were given (naam
 	// bench isolation has defaults of its own).
@@ -32,12 +33,14 @@ func (f *nicFlags) register(fl *pflag.FlagSet, fair bool) {
 	fl.Var(&f.placement, "placement", "where handlers run: auto (bound, helpers, spill), nic (NIC cores wherever the bound fits, no spill), host, or steer (NIC or host cores per message, by expected completion)")
 	fl.BoolVar(&f.paced, "paced", false, "cores take the modelled service time of each run in wall time (sleeping, not spinning)")
 	fl.BoolVar(&f.fair, "fair", fair, "per-tenant queues on every core, served by deficit round robin priced by the handlers' proven bounds")
+	fl.BoolVar(&f.partition, "partition", false, "cores of its own for every tenant active in the last 10 ms, by its quota's weight (at least one each): no other tenant's run delays its messages; not work-conserving")
 	fl.Var(&f.quotas, "tenant-quota", "a tenant's quota under --fair: TENANT:weight=W,max-queued=N (either part may be left out; repeatable)")
 }
 
 // apply sets what the flags say in c.
 func (f nicFlags) apply(c *nicrt.Config) {
 	c.HostLoad, c.Placement, c.Paced, c.Fair = float64(f.hostLoad), nicrt.PlacementPolicy(f.placement), f.paced, f.fair
+	c.Partition = f.partition
 	if len(f.quotas) > 0 {
 		c.Quotas = map[uint64]nicrt.TenantQuota(f.quotas)
 	}
