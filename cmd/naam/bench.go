@@ -99,7 +99,8 @@ fifo: one queue per core), a victim tenant's cheap probe at --victim-rate alone 
 an aggressor tenant keeps --aggressor-calls handlers near the NIC budget in
 flight on --nic-cores paced NIC cores (placement nic unless --placement
 is given), and reports the victim's p99 against its solo p99
-(victim_p99_ratio) and the aggressor's throughput. shift keeps --shift-calls
+(victim_p99_ratio) and the aggressor's throughput, the two phases
+alternated --rounds times. shift keeps --shift-calls
 calls of a handler either class of core may run in flight to a node that
 steers (placement steer, paced cores), congests the node's host cores
 (host load --shift-load) after --shift-warmup and --shift-steady, releases
@@ -159,7 +160,7 @@ bar shows on a terminal (stderr).`,
 	fl.IntVar(&f.programs, "programs", 500, "offloads: distinct programs installed")
 	fl.IntVar(&f.tenants, "tenants", 100, "offloads: tenants the programs belong to (round robin)")
 	fl.IntVar(&f.background, "background", 0, "offloads: calls kept in flight to the programs' run handlers while the probe is measured")
-	fl.IntVar(&f.rounds, "rounds", 3, "offloads: rounds of (1 program, all programs); kv --placement: rounds of the placements in turn; --duration and --ops are each phase's or placement's total over the rounds")
+	fl.IntVar(&f.rounds, "rounds", 3, "offloads: rounds of (1 program, all programs); kv --placement: rounds of the placements in turn; isolation: rounds of (victim alone, victim under the aggressor); --duration and --ops are each phase's or placement's total over the rounds")
 	f.nic.register(fl, false)
 	placementFlag(fl, &f) // bench_placement.go: kv's client, node and all
 	f.isolation.register(fl)

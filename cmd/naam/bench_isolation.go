@@ -94,6 +94,7 @@ type isolationResult struct {
 	AggressorCalls     int             `json:"aggressor_calls"`
 	VictimBound        uint64          `json:"victim_bound"`
 	AggressorBound     uint64          `json:"aggressor_bound"`
+	Rounds             int             `json:"rounds"`
 }
 
 // isolationNode is the node of one mode with its two tenants' peers.
@@ -159,6 +160,20 @@ func (in *isolationNode) close() {
 		}
 	}
 	in.server.Close()
+}
+
+// drain waits, up to a second, for the burns the aggressor left queued on
+// the node to run, and for the paced cores' clocks to catch up, so that
+// the next round's victim alone is alone.
+func (in *isolationNode) drain(ctx context.Context) {
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if s := in.server.NIC().Stats(); s.Load.NIC.Queued == 0 && s.Load.Host.Queued == 0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(2 * time.Millisecond) // the run in progress, and the pacing's slack
 }
 
 // victimRun calls the probe one at a time at rate calls per second, for
@@ -269,6 +284,8 @@ func runIsolation(ctx context.Context, stdout, stderr io.Writer, f benchFlags) e
 		return fmt.Errorf("--nic-cores must be 1…64")
 	case iso.warmup < 0 || iso.warmup > time.Minute:
 		return fmt.Errorf("--warmup must be 0…1m")
+	case f.rounds < 1 || f.rounds > 100:
+		return fmt.Errorf("--rounds must be 1…100")
 	}
 	modes := []string{"partition", "fair", "fifo"}
 	if f.modesSet {
@@ -294,7 +311,7 @@ func runIsolation(ctx context.Context, stdout, stderr io.Writer, f benchFlags) e
 	if err != nil {
 		return &cli.ExitError{Code: 1, Err: fmt.Errorf("isolation: compile: %w", err)}
 	}
-	res := isolationResult{NICCores: iso.nicCores, VictimRate: iso.victimRate, AggressorCalls: iso.aggressors}
+	res := isolationResult{NICCores: iso.nicCores, VictimRate: iso.victimRate, AggressorCalls: iso.aggressors, Rounds: f.rounds}
 	for _, mode := range modes {
 		cfg := ncfg
 		cfg.Fair = mode != "fifo"
@@ -308,8 +325,8 @@ func runIsolation(ctx context.Context, stdout, stderr io.Writer, f benchFlags) e
 		res.Modes = append(res.Modes, m)
 	}
 	res.VictimP99Ratio, res.AggressorOpsPerSec = res.Modes[0].VictimP99Ratio, res.Modes[0].AggressorOpsPerSec
-	res.Workload = fmt.Sprintf("isolation: victim probe (bound %d) at %.0f/s against aggressor burn (bound %d, %d in flight), %d paced NIC cores, placement %s",
-		res.VictimBound, iso.victimRate, res.AggressorBound, iso.aggressors, iso.nicCores, ncfg.Placement)
+	res.Workload = fmt.Sprintf("isolation: victim probe (bound %d) at %.0f/s against aggressor burn (bound %d, %d in flight), %d paced NIC cores, placement %s, %d rounds",
+		res.VictimBound, iso.victimRate, res.AggressorBound, iso.aggressors, iso.nicCores, ncfg.Placement, f.rounds)
 	if f.json {
 		return printJSON(stdout, res)
 	}
@@ -323,7 +340,10 @@ func runIsolation(ctx context.Context, stdout, stderr io.Writer, f benchFlags) e
 	return tw.Flush()
 }
 
-// isolationOne runs one mode on a node of its own.
+// isolationOne runs one mode on a node of its own: --rounds rounds of the
+// victim alone, then under the aggressor, each a --rounds-th of --duration
+// (or --ops), the rounds' samples pooled, so that a stall of this machine
+// falls in either phase alike rather than in one of two long ones.
 func isolationOne(ctx context.Context, stderr io.Writer, cfg nicrt.Config, obj *bytecode.Object, f benchFlags) (isolationMode, *isolationNode, error) {
 	iso := f.isolation
 	in, err := startIsolation(ctx, cfg, obj)
@@ -331,26 +351,49 @@ func isolationOne(ctx context.Context, stderr io.Writer, cfg nicrt.Config, obj *
 		return isolationMode{}, nil, err
 	}
 	defer in.close()
-	solo, err := in.victimRun(ctx, iso.victimRate, f.ops, f.duration)
-	if err != nil {
-		return isolationMode{}, in, err
-	}
-	if solo.Errors > 0 {
-		return isolationMode{}, in, fmt.Errorf("victim alone: %d of %d calls failed; the first: %v", solo.Errors, solo.Errors+solo.Ops, solo.FirstError)
-	}
-	mark, stop := in.aggressorRun(ctx, iso.aggressors)
-	time.Sleep(iso.warmup)
-	before := in.server.NIC().Stats().NIC
-	mark()
-	loaded, err := in.victimRun(ctx, iso.victimRate, f.ops, f.duration)
-	agg, aggErrs := stop()
-	after := in.server.NIC().Stats()
-	if err != nil {
-		return isolationMode{}, in, err
+	rounds := max(f.rounds, 1)
+	d := f.duration / time.Duration(rounds)
+	var solo, loaded, agg workload.Stats
+	var aggErrs, modelNanos uint64
+	for r := range rounds {
+		// --ops over the rounds, the first ones taking the remainder.
+		ops := f.ops / uint64(rounds)
+		if uint64(r) < f.ops%uint64(rounds) {
+			ops++
+		}
+		if f.ops > 0 && ops == 0 {
+			break
+		}
+		s, err := in.victimRun(ctx, iso.victimRate, ops, d)
+		if err != nil {
+			return isolationMode{}, in, err
+		}
+		if s.Errors > 0 {
+			return isolationMode{}, in, fmt.Errorf("victim alone, round %d: %d of %d calls failed; the first: %v", r+1, s.Errors, s.Errors+s.Ops, s.FirstError)
+		}
+		solo.Merge(s)
+		mark, stop := in.aggressorRun(ctx, iso.aggressors)
+		time.Sleep(iso.warmup)
+		before := in.server.NIC().Stats().NIC
+		mark()
+		l, err := in.victimRun(ctx, iso.victimRate, ops, d)
+		a, errs := stop()
+		after := in.server.NIC().Stats().NIC
+		if err != nil {
+			return isolationMode{}, in, err
+		}
+		loaded.Merge(l)
+		agg.Merge(a)
+		aggErrs += errs
+		modelNanos += after.ModelNanos - before.ModelNanos
+		if r+1 < rounds {
+			in.drain(ctx)
+		}
 	}
 	if loaded.Errors > 0 {
 		fmt.Fprintf(stderr, "naam bench isolation: victim under the aggressor: %d of %d calls failed; the first: %v\n", loaded.Errors, loaded.Errors+loaded.Ops, loaded.FirstError)
 	}
+	after := in.server.NIC().Stats()
 	m := isolationMode{
 		ModeResult: loaded.ModeResult(""), Fair: cfg.Fair, Partition: cfg.Partition, VictimOps: loaded.Ops,
 		SoloP50us: float64(solo.Latency.Quantile(0.50)) / 1e3, SoloP99us: float64(solo.Latency.Quantile(0.99)) / 1e3,
@@ -360,7 +403,7 @@ func isolationOne(ctx context.Context, stderr io.Writer, cfg nicrt.Config, obj *
 		m.VictimP99Ratio = m.P99us / m.SoloP99us
 	}
 	if agg.Elapsed > 0 {
-		m.NICBusy = float64(after.NIC.ModelNanos-before.ModelNanos) / float64(agg.Elapsed) / float64(cfg.NICCores)
+		m.NICBusy = float64(modelNanos) / float64(agg.Elapsed) / float64(cfg.NICCores)
 	}
 	for _, t := range after.TenantCounters {
 		switch t.Tenant {

@@ -29,15 +29,18 @@ func TestBenchIsolation(t *testing.T) {
 			t.Errorf("aggressor %+v", m)
 		}
 	}
+	if r.Rounds != 3 {
+		t.Errorf("rounds %d, want the default 3", r.Rounds)
+	}
 	if r.VictimP99Ratio != r.Modes[0].VictimP99Ratio || r.AggressorOpsPerSec != r.Modes[0].AggressorOpsPerSec {
 		t.Errorf("top level %.3f %.0f, want the first mode's", r.VictimP99Ratio, r.AggressorOpsPerSec)
 	}
 	var stdout, stderr bytes.Buffer
 	if code := doMain([]string{"bench", "isolation", "--modes", "fair", "--ops", "50", "--duration", "0", "--victim-rate", "5000",
-		"--aggressor-calls", "4", "--warmup", "10ms", "--progress", "off"}, &stdout, &stderr); code != 0 {
+		"--aggressor-calls", "4", "--warmup", "10ms", "--rounds", "1", "--progress", "off"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	for _, want := range []string{"isolation: victim probe (bound 15)", "2 paced NIC cores, placement nic", "mode  solo p99 µs", "\nfair "} {
+	for _, want := range []string{"isolation: victim probe (bound 15)", "2 paced NIC cores, placement nic, 1 rounds", "mode  solo p99 µs", "\nfair "} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("the output lacks %q:\n%s", want, stdout.String())
 		}
@@ -67,6 +70,7 @@ func TestNICFlagErrors(t *testing.T) {
 		{[]string{"node", "--config", conf}, `node.json: tenant_quota: invalid argument "2:weight=9x" for "--tenant-quota" flag: --tenant-quota "2:weight=9x": weight "9x": want 1 … 65536`},
 		{[]string{"bench", "kv", "--host-load", "-1"}, "--host-load -1: want 0 … 1"},
 		{[]string{"bench", "isolation", "--aggressor-calls", "0"}, "--aggressor-calls must be 1…4096"},
+		{[]string{"bench", "isolation", "--rounds", "0"}, "--rounds must be 1…100"},
 		{[]string{"bench", "isolation", "--modes", "wfq"}, `--modes: "wfq" is not partition, fair or fifo`},
 	} {
 		var stdout, stderr bytes.Buffer
