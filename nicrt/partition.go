@@ -1,7 +1,8 @@
 package nicrt
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -18,6 +19,7 @@ import (
 // never changed once published; a new split replaces it.
 type partition struct {
 	at        int64 // when it was made, ns since the NIC started
+	took      int64 // how long making it took, ns
 	nic, host map[*tenantCounters][]int
 }
 
@@ -33,14 +35,18 @@ type partitioner struct {
 	stale atomic.Bool
 }
 
-// A split is remade a refreshDiv-th of the window after the last, to drop
-// the tenants gone quiet, and for a tenant it does not know, but no
-// sooner than a remakeDiv-th of the window after the last: until then a
-// new tenant's messages may go to every core, and a stream of new tenants
-// cannot make every message pay for a split.
+// A split is remade a refreshDiv-th of the window after the last was
+// begun, to drop the tenants gone quiet, and for a tenant it does not
+// know, but no sooner than a remakeDiv-th of the window after the last: until
+// then a new tenant's messages may go to every core, and a stream of new
+// tenants cannot make every message pay for a split. Neither comes
+// sooner than costDiv times the last split's own time after it, so that
+// splits (a walk of up to 4,096 tenants' counters, a few ms) take at
+// most a costDiv-th of one submitter's time however many tenants come.
 const (
 	refreshDiv = 4
 	remakeDiv  = 64
+	costDiv    = 16
 )
 
 // partitionCores returns the indices of the cores of a class of n (NIC
@@ -62,11 +68,12 @@ func (n *NIC) partitionCores(tc *tenantCounters, host bool) []int {
 		}
 		age = now - p.at
 	}
-	if p == nil || age >= window/refreshDiv || age >= window/remakeDiv && n.part.stale.Load() {
+	if p == nil || age >= costDiv*p.took && (age >= window/refreshDiv || age >= window/remakeDiv && n.part.stale.Load()) {
 		if n.part.mu.TryLock() {
 			if q := n.part.cur.Load(); q == p {
 				n.part.stale.Store(false)
 				p = n.split(now)
+				p.took = max(n.now()-now, 0)
 				n.part.cur.Store(p)
 				n.part.made.Add(1)
 			} else {
@@ -101,24 +108,24 @@ func (n *NIC) split(now int64) *partition {
 	window := int64(n.cfg.PartitionWindow)
 	n.tenantCt.m.Range(func(k, v any) bool {
 		tc := v.(*tenantCounters)
-		if now-tc.lastSeen.Load() <= window {
+		if seen := tc.lastSeen.Load(); seen != 0 && now-seen <= window {
 			ts = append(ts, active{k.(uint64), tc, n.cfg.quota(k.(uint64)).Weight})
 		}
 		return true
 	})
 	// Heavier tenants first, then by id: the split is a function of the
 	// active tenants and their weights alone.
-	sort.Slice(ts, func(i, j int) bool {
-		if ts[i].weight != ts[j].weight {
-			return ts[i].weight > ts[j].weight
+	slices.SortFunc(ts, func(a, b active) int {
+		if c := cmp.Compare(b.weight, a.weight); c != 0 {
+			return c
 		}
-		return ts[i].tenant < ts[j].tenant
+		return cmp.Compare(a.tenant, b.tenant)
 	})
 	weights := make([]uint32, len(ts))
 	for i, t := range ts {
 		weights[i] = t.weight
 	}
-	p := &partition{at: now, nic: map[*tenantCounters][]int{}, host: map[*tenantCounters][]int{}}
+	p := &partition{at: now, nic: make(map[*tenantCounters][]int, len(ts)), host: make(map[*tenantCounters][]int, len(ts))}
 	for class, cores := range [2]int{len(n.nic), len(n.host)} {
 		m := p.nic
 		if class == 1 {
@@ -134,15 +141,27 @@ func (n *NIC) split(now int64) *partition {
 // splitCores gives each of len(weights) tenants, in order, the cores it
 // owns of n: with fewer tenants than cores, one each and the rest by
 // largest remaining share of n × weight / Σ weights, in runs of
-// consecutive cores; with as many or more, core i mod n to tenant i.
+// consecutive cores; with as many or more, one core each, in order, the
+// one with the least weight given so far (the lowest of equals): round
+// robin for equal weights.
 func splitCores(n int, weights []uint32) [][]int {
 	out := make([][]int, len(weights))
 	if n == 0 || len(weights) == 0 {
 		return out
 	}
 	if len(weights) >= n {
-		for i := range weights {
-			out[i] = []int{i % n}
+		load := make([]uint64, n)
+		cores := make([]int, len(weights)) // one backing array for every tenant's one core
+		for i, w := range weights {
+			c := 0
+			for j := range load {
+				if load[j] < load[c] {
+					c = j
+				}
+			}
+			load[c] += uint64(w)
+			cores[i] = c
+			out[i] = cores[i : i+1 : i+1]
 		}
 		return out
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/naam-project/naam/internal/testing/testprog"
+	"github.com/naam-project/naam/nicrt/wire"
 )
 
 func TestSplitCores(t *testing.T) {
@@ -23,6 +24,8 @@ func TestSplitCores(t *testing.T) {
 		{4, []uint32{100, 1}, [][]int{{0, 1, 2}, {3}}}, // at least one core each
 		{2, []uint32{1, 1, 1}, [][]int{{0}, {1}, {0}}}, // more tenants than cores: they share
 		{3, []uint32{1, 1, 1}, [][]int{{0}, {1}, {2}}},
+		{2, []uint32{3, 1, 1}, [][]int{{0}, {1}, {1}}}, // by weight given so far
+		{2, []uint32{2, 2, 1, 1}, [][]int{{0}, {1}, {0}, {1}}},
 		{0, []uint32{1}, [][]int{nil}},
 		{4, nil, [][]int{}},
 	} {
@@ -60,7 +63,7 @@ func TestPartition(t *testing.T) {
 			ran := func(tenant uint64, h uint32) []int {
 				t.Helper()
 				before := n.Stats().Cores
-				for i := range 400 {
+				for i := range 100 {
 					if r := n.Call(&Message{Tenant: tenant, Handler: h, RequestID: uint64(i)}); r.Status != StatusOK {
 						t.Fatalf("tenant %d: %v", tenant, r.Status)
 					}
@@ -73,7 +76,7 @@ func TestPartition(t *testing.T) {
 				}
 				return cores
 			}
-			// Both active: each calls once, then each runs its 400.
+			// Both active: each calls once, then each runs its 100.
 			n.Call(&Message{Tenant: 2, Handler: h2})
 			n.Call(&Message{Tenant: 3, Handler: h3})
 			time.Sleep(window/remakeDiv + 5*time.Millisecond) // the next split knows tenant 3
@@ -119,5 +122,54 @@ func TestPartitionNewTenants(t *testing.T) {
 	}
 	if s.Splits == 0 || s.Tenants == 0 {
 		t.Errorf("partition stats %+v", s)
+	}
+}
+
+// TestPartitionClasses: host cores are split as NIC cores are, and verbs
+// (which run on NIC cores) keep to their tenant's NIC cores.
+func TestPartitionClasses(t *testing.T) {
+	n := newNIC(t, Config{NICCores: 2, HostCores: 2, Placement: PolicyHost, Steering: SteerRequest,
+		Partition: true, PartitionWindow: time.Second})
+	obj := testprog.Object(t, nil, testprog.Src{Name: "null", Asm: testprog.NullAsm})
+	h2, h3 := id(t, install(t, n, 2, obj), "null"), id(t, install(t, n, 3, obj), "null")
+	r2 := register(t, n, 2, "r", 64, RegionOptions{})
+	n.Call(&Message{Tenant: 2, Handler: h2})
+	n.Call(&Message{Tenant: 3, Handler: h3})
+	time.Sleep(time.Second/remakeDiv + 5*time.Millisecond) // the next split knows tenant 3
+	before := n.Stats().Cores
+	for i := range 100 {
+		if r := n.Call(&Message{Tenant: 2, Handler: h2, RequestID: uint64(i)}); r.Status != StatusOK {
+			t.Fatal(r.Status)
+		}
+		read := wire.AppendRead(nil, r2.Ref(), 0, 8)
+		if r := n.Call(&Message{Tenant: 2, Handler: HandlerRead, RequestID: uint64(i), Payload: read}); r.Status != StatusOK {
+			t.Fatal(r.Status)
+		}
+	}
+	var runs []uint64
+	for i, c := range n.Stats().Cores {
+		runs = append(runs, c.Runs-before[i].Runs)
+	}
+	// Cores: NIC 0, 1, then host 2, 3; tenant 2 (the lower id) owns the
+	// first of each class.
+	if want := []uint64{100, 0, 100, 0}; !reflect.DeepEqual(runs, want) {
+		t.Errorf("runs per core %v, want %v (tenant 2's READs on NIC core 0, its handler on host core 0)", runs, want)
+	}
+}
+
+// BenchmarkPartitionSplit is one split of the cores among the most
+// tenants a node keeps counters for, all active.
+// go test ./nicrt -run '^$' -bench PartitionSplit.
+func BenchmarkPartitionSplit(b *testing.B) {
+	n := newNIC(b, Config{NICCores: 8, Partition: true})
+	now := n.now() + 1
+	for i := range uint64(maxTenantCounters) {
+		n.tenantCt.get(10 + i).lastSeen.Store(now)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if p := n.split(now); len(p.nic) != maxTenantCounters {
+			b.Fatalf("%d tenants in the split", len(p.nic))
+		}
 	}
 }

@@ -66,15 +66,20 @@ func isolationSecret(t uint32) []byte {
 // the aggressor (the ModeResult), alone, and the aggressor's.
 type isolationMode struct {
 	workload.ModeResult
-	Fair               bool    `json:"fair"`
-	Partition          bool    `json:"partition"`
-	SoloP50us          float64 `json:"solo_p50_us"`
-	SoloP99us          float64 `json:"solo_p99_us"`
-	VictimP99Ratio     float64 `json:"victim_p99_ratio"`
-	VictimOps          uint64  `json:"victim_ops"`
-	AggressorOpsPerSec float64 `json:"aggressor_ops_per_sec"`
-	AggressorP99us     float64 `json:"aggressor_p99_us"`
-	AggressorErrors    uint64  `json:"aggressor_errors"`
+	Fair           bool    `json:"fair"`
+	Partition      bool    `json:"partition"`
+	SoloP50us      float64 `json:"solo_p50_us"`
+	SoloP99us      float64 `json:"solo_p99_us"`
+	VictimP99Ratio float64 `json:"victim_p99_ratio"`
+	// SoloP99Rounds and P99Rounds are each round's victim p99 alone and
+	// under the aggressor: a round whose solo p99 is far above the others'
+	// had a stall of the machine.
+	SoloP99Rounds      []float64 `json:"solo_p99_rounds_us"`
+	P99Rounds          []float64 `json:"p99_rounds_us"`
+	VictimOps          uint64    `json:"victim_ops"`
+	AggressorOpsPerSec float64   `json:"aggressor_ops_per_sec"`
+	AggressorP99us     float64   `json:"aggressor_p99_us"`
+	AggressorErrors    uint64    `json:"aggressor_errors"`
 	// NICBusy is the share of the NIC cores' modelled capacity the run
 	// used while the victim was measured under the aggressor.
 	NICBusy float64 `json:"nic_busy"`
@@ -85,16 +90,20 @@ type isolationMode struct {
 
 // isolationResult is the JSON of naam bench isolation.
 type isolationResult struct {
-	Workload           string          `json:"workload"`
-	Modes              []isolationMode `json:"modes"`
-	VictimP99Ratio     float64         `json:"victim_p99_ratio"`
-	AggressorOpsPerSec float64         `json:"aggressor_ops_per_sec"`
-	NICCores           int             `json:"nic_cores"`
-	VictimRate         float64         `json:"victim_rate"`
-	AggressorCalls     int             `json:"aggressor_calls"`
-	VictimBound        uint64          `json:"victim_bound"`
-	AggressorBound     uint64          `json:"aggressor_bound"`
-	Rounds             int             `json:"rounds"`
+	Workload string          `json:"workload"`
+	Modes    []isolationMode `json:"modes"`
+	// Mode, VictimP99Ratio, AggressorOpsPerSec and NICBusy are the first
+	// mode's.
+	Mode               string  `json:"mode"`
+	VictimP99Ratio     float64 `json:"victim_p99_ratio"`
+	AggressorOpsPerSec float64 `json:"aggressor_ops_per_sec"`
+	NICBusy            float64 `json:"nic_busy"`
+	NICCores           int     `json:"nic_cores"`
+	VictimRate         float64 `json:"victim_rate"`
+	AggressorCalls     int     `json:"aggressor_calls"`
+	VictimBound        uint64  `json:"victim_bound"`
+	AggressorBound     uint64  `json:"aggressor_bound"`
+	Rounds             int     `json:"rounds"`
 }
 
 // isolationNode is the node of one mode with its two tenants' peers.
@@ -162,18 +171,23 @@ func (in *isolationNode) close() {
 	in.server.Close()
 }
 
-// drain waits, up to a second, for the burns the aggressor left queued on
-// the node to run, and for the paced cores' clocks to catch up, so that
-// the next round's victim alone is alone.
-func (in *isolationNode) drain(ctx context.Context) {
+// drain waits, up to a second, until the node has nothing queued and has
+// run nothing for 5 ms (the burns the aggressor left queued or in
+// flight, and the paced cores' clocks catching up), so that the next
+// round's victim alone is alone; it reports whether the node went quiet.
+func (in *isolationNode) drain(ctx context.Context) bool {
 	deadline := time.Now().Add(time.Second)
+	last := ^uint64(0)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		if s := in.server.NIC().Stats(); s.Load.NIC.Queued == 0 && s.Load.Host.Queued == 0 {
-			break
+		s := in.server.NIC().Stats()
+		runs := s.NIC.Runs + s.Host.Runs
+		if s.Load.NIC.Queued == 0 && s.Load.Host.Queued == 0 && runs == last {
+			return true
 		}
-		time.Sleep(time.Millisecond)
+		last = runs
+		time.Sleep(5 * time.Millisecond)
 	}
-	time.Sleep(2 * time.Millisecond) // the run in progress, and the pacing's slack
+	return false
 }
 
 // victimRun calls the probe one at a time at rate calls per second, for
@@ -324,7 +338,8 @@ func runIsolation(ctx context.Context, stdout, stderr io.Writer, f benchFlags) e
 		res.VictimBound, res.AggressorBound = in.probeMax, in.burnMax
 		res.Modes = append(res.Modes, m)
 	}
-	res.VictimP99Ratio, res.AggressorOpsPerSec = res.Modes[0].VictimP99Ratio, res.Modes[0].AggressorOpsPerSec
+	first := res.Modes[0]
+	res.Mode, res.VictimP99Ratio, res.AggressorOpsPerSec, res.NICBusy = first.Mode, first.VictimP99Ratio, first.AggressorOpsPerSec, first.NICBusy
 	res.Workload = fmt.Sprintf("isolation: victim probe (bound %d) at %.0f/s against aggressor burn (bound %d, %d in flight), %d paced NIC cores, placement %s, %d rounds",
 		res.VictimBound, iso.victimRate, res.AggressorBound, iso.aggressors, iso.nicCores, ncfg.Placement, f.rounds)
 	if f.json {
@@ -355,6 +370,7 @@ func isolationOne(ctx context.Context, stderr io.Writer, cfg nicrt.Config, obj *
 	d := f.duration / time.Duration(rounds)
 	var solo, loaded, agg workload.Stats
 	var aggErrs, modelNanos uint64
+	var m isolationMode
 	for r := range rounds {
 		// --ops over the rounds, the first ones taking the remainder.
 		ops := f.ops / uint64(rounds)
@@ -386,19 +402,19 @@ func isolationOne(ctx context.Context, stderr io.Writer, cfg nicrt.Config, obj *
 		agg.Merge(a)
 		aggErrs += errs
 		modelNanos += after.ModelNanos - before.ModelNanos
-		if r+1 < rounds {
-			in.drain(ctx)
+		m.SoloP99Rounds = append(m.SoloP99Rounds, float64(s.Latency.Quantile(0.99))/1e3)
+		m.P99Rounds = append(m.P99Rounds, float64(l.Latency.Quantile(0.99))/1e3)
+		if r+1 < rounds && !in.drain(ctx) {
+			fmt.Fprintf(stderr, "naam bench isolation: round %d: the node did not go quiet within 1s of the aggressor's stop\n", r+1)
 		}
 	}
 	if loaded.Errors > 0 {
 		fmt.Fprintf(stderr, "naam bench isolation: victim under the aggressor: %d of %d calls failed; the first: %v\n", loaded.Errors, loaded.Errors+loaded.Ops, loaded.FirstError)
 	}
 	after := in.server.NIC().Stats()
-	m := isolationMode{
-		ModeResult: loaded.ModeResult(""), Fair: cfg.Fair, Partition: cfg.Partition, VictimOps: loaded.Ops,
-		SoloP50us: float64(solo.Latency.Quantile(0.50)) / 1e3, SoloP99us: float64(solo.Latency.Quantile(0.99)) / 1e3,
-		AggressorOpsPerSec: agg.OpsPerSec(), AggressorP99us: float64(agg.Latency.Quantile(0.99)) / 1e3, AggressorErrors: aggErrs,
-	}
+	m.ModeResult, m.Fair, m.Partition, m.VictimOps = loaded.ModeResult(""), cfg.Fair, cfg.Partition, loaded.Ops
+	m.SoloP50us, m.SoloP99us = float64(solo.Latency.Quantile(0.50))/1e3, float64(solo.Latency.Quantile(0.99))/1e3
+	m.AggressorOpsPerSec, m.AggressorP99us, m.AggressorErrors = agg.OpsPerSec(), float64(agg.Latency.Quantile(0.99))/1e3, aggErrs
 	if m.SoloP99us > 0 {
 		m.VictimP99Ratio = m.P99us / m.SoloP99us
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -29,8 +30,13 @@ func TestBenchIsolation(t *testing.T) {
 			t.Errorf("aggressor %+v", m)
 		}
 	}
-	if r.Rounds != 3 {
-		t.Errorf("rounds %d, want the default 3", r.Rounds)
+	if r.Rounds != 3 || r.Mode != "partition" || r.NICBusy != r.Modes[0].NICBusy {
+		t.Errorf("rounds %d, mode %q, nic_busy %.3f; want the default 3 and the first mode's", r.Rounds, r.Mode, r.NICBusy)
+	}
+	for _, m := range r.Modes {
+		if len(m.SoloP99Rounds) != 3 || len(m.P99Rounds) != 3 || slices.Max(m.P99Rounds) < m.P99us {
+			t.Errorf("%s: per-round p99s %v %v (pooled %.1f)", m.Mode, m.SoloP99Rounds, m.P99Rounds, m.P99us)
+		}
 	}
 	if r.VictimP99Ratio != r.Modes[0].VictimP99Ratio || r.AggressorOpsPerSec != r.Modes[0].AggressorOpsPerSec {
 		t.Errorf("top level %.3f %.0f, want the first mode's", r.VictimP99Ratio, r.AggressorOpsPerSec)

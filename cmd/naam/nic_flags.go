@@ -34,7 +34,7 @@ func (f *nicFlags) register(fl *pflag.FlagSet, fair bool) {
 	fl.BoolVar(&f.paced, "paced", false, "cores take the modelled service time of each run in wall time (sleeping, not spinning)")
 	fl.BoolVar(&f.fair, "fair", fair, "per-tenant queues on every core, served by deficit round robin priced by the handlers' proven bounds")
 	fl.BoolVar(&f.partition, "partition", false, "cores of its own for every tenant active in the last 10 ms, by its quota's weight (at least one each): no other tenant's run delays its messages; not work-conserving")
-	fl.Var(&f.quotas, "tenant-quota", "a tenant's quota under --fair: TENANT:weight=W,max-queued=N (either part may be left out; repeatable)")
+	fl.Var(&f.quotas, "tenant-quota", "a tenant's quota under --fair (and its weight under --partition): TENANT:weight=W,max-queued=N (either part may be left out; repeatable)")
 }
 
 // apply sets what the flags say in c.
