@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -602,5 +603,91 @@ func TestNetCallerReads(t *testing.T) {
 	}
 	if st := cl.Stats(); st.Timeouts != 0 {
 		t.Errorf("%d timeouts", st.Timeouts)
+	}
+}
+
+// gateConn holds the first ReadBatch until open is closed, so that what
+// was sent meanwhile is read as one batch, and records the size of every
+// WriteBatch.
+type gateConn struct {
+	transport.Conn
+	open   chan struct{}
+	mu     sync.Mutex
+	writes []int
+}
+
+func (g *gateConn) ReadBatch(ps []transport.Packet) (int, error) {
+	<-g.open
+	return g.Conn.ReadBatch(ps)
+}
+
+func (g *gateConn) WriteBatch(ps []transport.Packet) (int, error) {
+	g.mu.Lock()
+	g.writes = append(g.writes, len(ps))
+	g.mu.Unlock()
+	return g.Conn.WriteBatch(ps)
+}
+
+// TestBatchRepliesPipelined: the replies to one caller's batch of 32
+// requests leave in groups of pipelineFlush as the batch is worked
+// through, not all at its end, so that the caller starts on the first
+// while the server works on the rest.
+func TestBatchRepliesPipelined(t *testing.T) {
+	net := transporttest.NewNetwork(transporttest.MemConfig{})
+	keys := testKeys(t)
+	n := newNIC(t, nicrt.Config{})
+	h := id(t, install(t, n, tenantA, testprog.Object(t, nil, testprog.Src{Name: "null", Asm: testprog.NullAsm})), "null")
+	inner, err := net.Listen(transport.Addr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := &gateConn{Conn: inner, open: make(chan struct{})}
+	srv, err := Serve(n, []transport.Conn{gate}, ServerConfig{Keys: keys, Node: serverNode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	conn, err := net.Listen(transport.Addr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := caller.Dial(conn, inner.LocalAddr(), caller.ClientConfig{Keys: keys, Node: 1, Server: serverNode, InitialCredits: 64, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	const calls = 32
+	var wg sync.WaitGroup
+	wg.Add(calls)
+	for range calls {
+		if err := cl.Go(tenantA, h, nil, func(_ []byte, err error) {
+			if err != nil {
+				t.Error(err)
+			}
+			wg.Done()
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(5 * time.Second); cl.Stats().Calls < calls && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // sent, and delivered by the in-memory network
+	close(gate.open)
+	wg.Wait()
+	gate.mu.Lock()
+	defer gate.mu.Unlock()
+	if s := srv.Stats(); s.Replies != calls {
+		t.Fatalf("%d replies, want %d", s.Replies, calls)
+	}
+	// Read as one batch (the usual case here) the replies leave as 8, 8,
+	// 8, 8; read in parts, in smaller groups still; never as one write of
+	// more than pipelineFlush.
+	sum := 0
+	for _, w := range gate.writes {
+		sum += w
+	}
+	if sum != calls || slices.Max(gate.writes) > pipelineFlush {
+		t.Errorf("reply writes of %v datagrams, want %d in writes of at most %d", gate.writes, calls, pipelineFlush)
 	}
 }
