@@ -19,7 +19,7 @@ import (
 // never changed once published; a new split replaces it.
 type partition struct {
 	at        int64 // when it was made, ns since the NIC started
-	took      int64 // how long making it took, ns
+	took      int64 // what making it cost, ns, estimated from the tenants it walked (splitNsPerTenant)
 	nic, host map[*tenantCounters][]int
 }
 
@@ -40,13 +40,18 @@ type partitioner struct {
 // know, but no sooner than a remakeDiv-th of the window after the last: until
 // then a new tenant's messages may go to every core, and a stream of new
 // tenants cannot make every message pay for a split. Neither comes
-// sooner than costDiv times the last split's own time after it, so that
+// sooner than costDiv times the last split's cost after it, so that
 // splits (a walk of up to 4,096 tenants' counters, a few ms) take at
 // most a costDiv-th of one submitter's time however many tenants come.
+// The cost is estimated from the tenants walked (splitNsPerTenant, about
+// what BenchmarkPartitionSplit measures, 0.7–1.2 µs), not timed: a split
+// the scheduler preempted must not hold the next one off for 16 times
+// the preemption.
 const (
-	refreshDiv = 4
-	remakeDiv  = 64
-	costDiv    = 16
+	refreshDiv       = 4
+	remakeDiv        = 64
+	costDiv          = 16
+	splitNsPerTenant = 1000
 )
 
 // partitionCores returns the indices of the cores of a class of n (NIC
@@ -73,7 +78,6 @@ func (n *NIC) partitionCores(tc *tenantCounters, host bool) []int {
 			if q := n.part.cur.Load(); q == p {
 				n.part.stale.Store(false)
 				p = n.split(now)
-				p.took = max(n.now()-now, 0)
 				n.part.cur.Store(p)
 				n.part.made.Add(1)
 			} else {
@@ -106,7 +110,9 @@ func (n *NIC) split(now int64) *partition {
 	}
 	var ts []active
 	window := int64(n.cfg.PartitionWindow)
+	walked := int64(0)
 	n.tenantCt.m.Range(func(k, v any) bool {
+		walked++
 		tc := v.(*tenantCounters)
 		if seen := tc.lastSeen.Load(); seen != 0 && now-seen <= window {
 			ts = append(ts, active{k.(uint64), tc, n.cfg.quota(k.(uint64)).Weight})
@@ -125,7 +131,8 @@ func (n *NIC) split(now int64) *partition {
 	for i, t := range ts {
 		weights[i] = t.weight
 	}
-	p := &partition{at: now, nic: make(map[*tenantCounters][]int, len(ts)), host: make(map[*tenantCounters][]int, len(ts))}
+	p := &partition{at: now, took: walked * splitNsPerTenant,
+		nic: make(map[*tenantCounters][]int, len(ts)), host: make(map[*tenantCounters][]int, len(ts))}
 	for class, cores := range [2]int{len(n.nic), len(n.host)} {
 		m := p.nic
 		if class == 1 {
