@@ -366,7 +366,7 @@ func isolationOne(ctx context.Context, stderr io.Writer, cfg nicrt.Config, obj *
 		return isolationMode{}, nil, err
 	}
 	defer in.close()
-	rounds := max(f.rounds, 1)
+	rounds := f.rounds // 1…100, checked by runIsolation
 	d := f.duration / time.Duration(rounds)
 	var solo, loaded, agg workload.Stats
 	var aggErrs, modelNanos uint64
@@ -402,8 +402,8 @@ func isolationOne(ctx context.Context, stderr io.Writer, cfg nicrt.Config, obj *
 		agg.Merge(a)
 		aggErrs += errs
 		modelNanos += after.ModelNanos - before.ModelNanos
-		m.SoloP99Rounds = append(m.SoloP99Rounds, float64(s.Latency.Quantile(0.99))/1e3)
-		m.P99Rounds = append(m.P99Rounds, float64(l.Latency.Quantile(0.99))/1e3)
+		m.SoloP99Rounds = append(m.SoloP99Rounds, s.ModeResult("").P99us)
+		m.P99Rounds = append(m.P99Rounds, l.ModeResult("").P99us)
 		if r+1 < rounds && !in.drain(ctx) {
 			fmt.Fprintf(stderr, "naam bench isolation: round %d: the node did not go quiet within 1s of the aggressor's stop\n", r+1)
 		}
@@ -413,8 +413,9 @@ func isolationOne(ctx context.Context, stderr io.Writer, cfg nicrt.Config, obj *
 	}
 	after := in.server.NIC().Stats()
 	m.ModeResult, m.Fair, m.Partition, m.VictimOps = loaded.ModeResult(""), cfg.Fair, cfg.Partition, loaded.Ops
-	m.SoloP50us, m.SoloP99us = float64(solo.Latency.Quantile(0.50))/1e3, float64(solo.Latency.Quantile(0.99))/1e3
-	m.AggressorOpsPerSec, m.AggressorP99us, m.AggressorErrors = agg.OpsPerSec(), float64(agg.Latency.Quantile(0.99))/1e3, aggErrs
+	soloR, aggR := solo.ModeResult(""), agg.ModeResult("")
+	m.SoloP50us, m.SoloP99us = soloR.P50us, soloR.P99us
+	m.AggressorOpsPerSec, m.AggressorP99us, m.AggressorErrors = aggR.OpsPerSec, aggR.P99us, aggErrs
 	if m.SoloP99us > 0 {
 		m.VictimP99Ratio = m.P99us / m.SoloP99us
 	}
