@@ -21,6 +21,7 @@ import (
 	"github.com/naam-project/naam/internal/bench/workload"
 	"github.com/naam-project/naam/internal/cli"
 	"github.com/naam-project/naam/nicrt"
+	"github.com/naam-project/naam/nicrt/wire"
 )
 
 // benchFlags are naam bench's settings.
@@ -48,8 +49,10 @@ type benchFlags struct {
 	tenants     int
 	background  int
 	rounds      int
-	modesSet    bool // --modes was given
-	xdp         bool // bench_xdp.go
+	cpuProfile  string
+	mac         string // --mac: the server's and client's tenant keys
+	modesSet    bool   // --modes was given
+	xdp         bool   // bench_xdp.go
 	nic         nicFlags
 	isolation   isolationFlags
 	placement   string     // bench_placement.go: --placement as given
@@ -64,7 +67,8 @@ func newBenchCmd() *cobra.Command {
 		Long: `bench starts a server node and a client node in this process on loopback UDP,
 loads the workload's data and drives it with closed-loop clients (--clients,
 each with --outstanding requests in flight) for --duration or --ops,
-whichever ends first, once per mode:
+whichever ends first, in each mode, the modes taking turns for --rounds
+slices each (the machine's load drifts; the turns spread it over them):
 
   am         one active message per operation (the handler runs on the node)
   rdma       the client does it with one-sided verbs: READ the bucket, READ
@@ -132,6 +136,13 @@ bar shows on a terminal (stderr).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.modesSet = cmd.Flags().Changed("modes")
 			f.nic.pacedSet, f.nic.placementSet = cmd.Flags().Changed("paced"), cmd.Flags().Changed("placement")
+			if f.cpuProfile != "" {
+				stop, err := startCPUProfile(f.cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			return runBench(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f)
 		},
 	}
@@ -142,7 +153,7 @@ bar shows on a terminal (stderr).`,
 	fl.StringVar(&f.dist, "dist", "zipfian", "key distribution: uniform or zipfian (θ 0.99)")
 	fl.IntVar(&f.clients, "clients", 4, "clients (am, rdma: goroutine groups sharing the client node's peer and socket; memcached: a connection each)")
 	fl.IntVar(&f.outstanding, "outstanding", 8, "requests in flight per client")
-	fl.DurationVar(&f.duration, "duration", 5*time.Second, "how long each mode runs (0: until --ops)")
+	fl.DurationVar(&f.duration, "duration", 5*time.Second, "how long each mode runs in all, over its --rounds slices (0: until --ops)")
 	fl.Uint64Var(&f.ops, "ops", 0, "operations per mode (0: until --duration)")
 	fl.StringVar(&f.modes, "modes", "am,rdma", "modes to run, comma-separated: am, rdma; btree also rdma-cached (its default: all three)")
 	fl.StringVar(&f.against, "against", "", "also run the baseline: memcached")
@@ -160,7 +171,9 @@ bar shows on a terminal (stderr).`,
 	fl.IntVar(&f.programs, "programs", 500, "offloads: distinct programs installed")
 	fl.IntVar(&f.tenants, "tenants", 100, "offloads: tenants the programs belong to (round robin)")
 	fl.IntVar(&f.background, "background", 0, "offloads: calls kept in flight to the programs' run handlers while the probe is measured")
-	fl.IntVar(&f.rounds, "rounds", 3, "offloads: rounds of (1 program, all programs); kv --placement: rounds of the placements in turn; isolation: rounds of (victim alone, victim under the aggressor); --duration and --ops are each phase's or placement's total over the rounds")
+	fl.IntVar(&f.rounds, "rounds", 3, "kv, chase, rpc, mica, btree: slices of each mode, the modes (memcached too) in turn; offloads: rounds of (1 program, all programs); kv --placement: rounds of the placements in turn; isolation: rounds of (victim alone, victim under the aggressor); --duration and --ops are each phase's or placement's total over the rounds")
+	fl.StringVar(&f.mac, "mac", "", "kv, chase, rpc, mica, btree: MAC algorithm of the server's and the client's keys, hmac-sha256 (default) or siphash-2-4-128, as naam node --mac")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (client and server node, every mode; go tool pprof reads it) to this file")
 	f.nic.register(fl, false)
 	placementFlag(fl, &f) // bench_placement.go: kv's client, node and all
 	f.isolation.register(fl)
@@ -190,6 +203,13 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 	if err != nil {
 		return err
 	}
+	mac, err := parseMAC(f.mac)
+	if err != nil {
+		return err
+	}
+	if f.mac != "" && !slices.Contains([]string{"kv", "chase", "rpc", "mica", "btree"}, workloadName) || f.mac != "" && f.xdp {
+		return cli.Errorf(cli.ExitUsage, "--mac: only kv, chase, rpc, mica and btree take it (without --xdp), not %s", workloadName)
+	}
 	if workloadName == "offloads" {
 		return runOffloads(ctx, stdout, stderr, f)
 	}
@@ -206,6 +226,9 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 	if f.xdp || workloadName == "null" {
 		return runBenchXDP(ctx, stdout, stderr, workloadName, f, workload.Config{Mix: mix, Keys: dist, Records: f.records, ValueSize: f.valueSize,
 			Clients: f.clients, Outstanding: f.outstanding, Ops: f.ops, Duration: f.duration, Seed: f.seed})
+	}
+	if err := checkRounds(f); err != nil {
+		return err
 	}
 	if workloadName == "btree" && !f.modesSet {
 		f.modes = "am,rdma," + modeRDMACached
@@ -239,12 +262,12 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 		Clients: f.clients, Outstanding: f.outstanding, Ops: f.ops, Duration: f.duration, Seed: f.seed,
 	}
 
-	server, err := host.Start(host.Config{Name: "bench-server", NIC: ncfg})
+	server, err := host.Start(host.Config{Name: "bench-server", NIC: ncfg, MAC: mac})
 	if err != nil {
 		return err
 	}
 	defer server.Close()
-	client, err := host.Start(host.Config{Name: "bench-client"})
+	client, err := host.Start(host.Config{Name: "bench-client", MAC: mac})
 	if err != nil {
 		return err
 	}
@@ -329,22 +352,16 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 	if f.against == "memcached" {
 		modes = append(modes, workload.ModeMemcached)
 	}
+	if mac != wire.MACHMACSHA256 {
+		title += ", keys " + mac.String()
+	}
 
-	var runs []workload.ModeRun
-	for _, mode := range modes {
-		ts, stop, err := targets(mode)
-		if err != nil {
-			return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %w", mode, err)}
-		}
-		st, err := runMode(ctx, stderr, mode, wcfg, ts, f.progress)
-		stop()
-		if err != nil {
-			return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %w", mode, err)}
-		}
-		if st.Errors > 0 {
-			return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %d of %d operations failed; the first: %v", mode, st.Errors, st.Errors+st.Ops, st.FirstError)}
-		}
-		runs = append(runs, workload.ModeRun{Mode: mode, Stats: st})
+	if f.rounds > 1 {
+		title += fmt.Sprintf(", %d rounds", f.rounds)
+	}
+	runs, err := runModes(ctx, stderr, modes, wcfg, f, targets)
+	if err != nil {
+		return err
 	}
 	res := workload.NewResult(title, runs)
 	if f.plot != "" {
@@ -369,6 +386,70 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 		fmt.Fprintf(stdout, "\nplot: %s\n", f.plot)
 	}
 	return nil
+}
+
+// checkRounds refuses --rounds that cannot slice --duration and --ops
+// (runModes), before anything starts.
+func checkRounds(f benchFlags) error {
+	if f.rounds < 1 || f.rounds > 100 {
+		return cli.Errorf(cli.ExitUsage, "--rounds must be 1…100")
+	}
+	if f.duration > 0 && f.duration/time.Duration(f.rounds) <= 0 {
+		return cli.Errorf(cli.ExitUsage, "--duration %v is too short for %d rounds", f.duration, f.rounds)
+	}
+	if f.ops > 0 && f.ops < uint64(f.rounds) {
+		return cli.Errorf(cli.ExitUsage, "--ops %d is fewer than --rounds %d", f.ops, f.rounds)
+	}
+	return nil
+}
+
+// runModes runs the modes in turn, --rounds slices each, a slice being
+// --duration / --rounds (or its share of --ops): the machine's load
+// drifts, and the turns spread the drift over every mode. Each mode's
+// targets are made before its first slice and kept to the end (a
+// memcached baseline is started and loaded once).
+func runModes(ctx context.Context, stderr io.Writer, modes []string, wcfg workload.Config, f benchFlags,
+	targets func(mode string) ([]workload.Target, func(), error)) ([]workload.ModeRun, error) {
+	slice := wcfg
+	slice.Duration = wcfg.Duration / time.Duration(f.rounds)
+	ts := make([][]workload.Target, len(modes))
+	for i, mode := range modes {
+		t, stop, err := targets(mode)
+		if err != nil {
+			return nil, &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %w", mode, err)}
+		}
+		defer stop()
+		ts[i] = t
+	}
+	runs := make([]workload.ModeRun, len(modes))
+	for r := range f.rounds {
+		slice.Seed = wcfg.Seed + uint64(r)
+		if wcfg.Ops > 0 { // the ops spread exactly over the rounds
+			slice.Ops = wcfg.Ops / uint64(f.rounds)
+			if uint64(r) < wcfg.Ops%uint64(f.rounds) {
+				slice.Ops++
+			}
+		}
+		for i, mode := range modes {
+			label := mode
+			if f.rounds > 1 {
+				label = fmt.Sprintf("%s, round %d of %d", mode, r+1, f.rounds)
+			}
+			st, err := runMode(ctx, stderr, label, slice, ts[i], f.progress)
+			if err != nil {
+				return nil, &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %w", mode, err)}
+			}
+			if st.Errors > 0 {
+				return nil, &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %d of %d operations failed; the first: %v", mode, st.Errors, st.Errors+st.Ops, st.FirstError)}
+			}
+			if runs[i].Stats == nil {
+				runs[i] = workload.ModeRun{Mode: mode, Stats: st}
+			} else {
+				runs[i].Stats.Merge(st)
+			}
+		}
+	}
+	return runs, nil
 }
 
 // cmdFlagSet reports whether --modes differs from its default.

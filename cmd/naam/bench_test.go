@@ -78,7 +78,8 @@ func TestBenchTable(t *testing.T) {
 	if code := doMain([]string{"bench", "kv", "--records", "500", "--ops", "500", "--duration", "0", "--progress", "on"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	for _, want := range []string{"mode  ops  ", "am    500", "rdma  500"} {
+	// The default 3 rounds split the 500 ops exactly: 167, 167, 166.
+	for _, want := range []string{", 3 rounds; ", "mode  ops  ", "am    500", "rdma  500"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout.String())
 		}
@@ -107,6 +108,11 @@ func TestBenchErrors(t *testing.T) {
 		{[]string{"bench", "offloads", "--programs", "5", "--tenants", "6"}, "--tenants must be 1…1000 and at most --programs"},
 		{[]string{"bench", "offloads", "--background", "-1"}, "--background must be 0 or more"},
 		{[]string{"bench", "offloads", "--rounds", "0"}, "--rounds must be 1…100"},
+		{[]string{"bench", "kv", "--rounds", "0"}, "--rounds must be 1…100"},
+		{[]string{"bench", "mica", "--ops", "2", "--duration", "0"}, "--ops 2 is fewer than --rounds 3"},
+		{[]string{"bench", "kv", "--mac", "md5"}, `--mac: wire: MAC algorithm "md5" is not one of`},
+		{[]string{"bench", "offloads", "--mac", "siphash-2-4-128"}, "--mac: only kv, chase, rpc, mica and btree take it"},
+		{[]string{"bench", "kv", "--cpuprofile", "/nonexistent/dir/cpu.prof"}, "--cpuprofile: open /nonexistent/dir/cpu.prof"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := doMain(tc.args, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), tc.want) {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -43,6 +44,20 @@ func TestBenchMICA(t *testing.T) {
 	}
 	if len(r.Misses) != 2 || r.Misses["am"] != 0 || r.Misses["rdma"] != 0 {
 		t.Errorf("misses %v: a store sized for its records lost some", r.Misses)
+	}
+}
+
+// TestBenchMICAMAC runs the store with SipHash keys on both nodes and
+// writes a CPU profile of the run.
+func TestBenchMICAMAC(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "cpu.prof")
+	var r micaResult
+	benchDoc(t, &r, "mica", "--records", "2000", "--ops", "1000", "--modes", "am", "--mac", "siphash-2-4-128", "--cpuprofile", prof)
+	if len(r.Modes) != 1 || r.Modes[0].OpsPerSec <= 0 || !strings.HasSuffix(r.Workload, ", keys siphash-2-4-128, 3 rounds") {
+		t.Errorf("%+v", r)
+	}
+	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
+		t.Errorf("--cpuprofile wrote no profile: %v", err)
 	}
 }
 
