@@ -11,8 +11,9 @@ import (
 )
 
 // Caller runs handler (a node-wide id from the install) with payload and
-// returns the reply. A handler's fail(CODE) is a *caller.HandlerError.
-// Implementations are safe for concurrent use.
+// returns the reply, which is the caller's: nothing else refers to it. A
+// handler's fail(CODE) is a *caller.HandlerError. Implementations are
+// safe for concurrent use.
 type Caller interface {
 	Call(ctx context.Context, handler uint32, payload []byte) ([]byte, error)
 }

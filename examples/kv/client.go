@@ -131,7 +131,7 @@ func (c *Client) Get(ctx context.Context, key Key) (Reply, error) {
 	if err != nil {
 		return rep, err
 	}
-	rep.Version, rep.Value = v, append([]byte(nil), val...)
+	rep.Version, rep.Value = v, val // the reply is ours (call.Caller)
 	return rep, nil
 }
 

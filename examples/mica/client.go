@@ -102,7 +102,7 @@ func (c *Client) Get(ctx context.Context, key Key) (Reply, error) {
 	if err != nil {
 		return rep, err
 	}
-	rep.Seq, rep.Value = seq, append([]byte(nil), val...)
+	rep.Seq, rep.Value = seq, val // the reply is ours (call.Caller)
 	return rep, nil
 }
 
