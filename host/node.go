@@ -322,6 +322,9 @@ func (n *Node) Addr() netip.AddrPort { return n.addr }
 // Tenant is the tenant the node acts for.
 func (n *Node) Tenant() uint32 { return n.tenant }
 
+// MAC is the algorithm of the node's tenant keys (Config.MAC).
+func (n *Node) MAC() wire.MACAlg { return n.keys[n.tenant].Alg() }
+
 // NIC is the node's modelled NIC, for its counters and configuration.
 func (n *Node) NIC() *nicrt.NIC { return n.nic }
 

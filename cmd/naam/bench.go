@@ -182,6 +182,17 @@ bar shows on a terminal (stderr).`,
 }
 
 func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string, f benchFlags) error {
+	mac, err := parseMAC(f.mac)
+	if err != nil {
+		return err
+	}
+	switch {
+	case f.mac == "":
+	case f.xdp:
+		return cli.Errorf(cli.ExitUsage, "--mac: --xdp runs its own keys (SipHash-2-4-128, which the XDP tier answers)")
+	case !slices.Contains([]string{"kv", "chase", "rpc", "mica", "btree"}, workloadName):
+		return cli.Errorf(cli.ExitUsage, "--mac: only kv, chase, rpc, mica and btree take it, not %s", workloadName)
+	}
 	if workloadName == "shift" {
 		return runShift(ctx, stdout, stderr, f) // its phases set its length, not --duration or --ops
 	}
@@ -202,13 +213,6 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 	byPlacement, err := placementBench(workloadName, f) // bench_placement.go
 	if err != nil {
 		return err
-	}
-	mac, err := parseMAC(f.mac)
-	if err != nil {
-		return err
-	}
-	if f.mac != "" && !slices.Contains([]string{"kv", "chase", "rpc", "mica", "btree"}, workloadName) || f.mac != "" && f.xdp {
-		return cli.Errorf(cli.ExitUsage, "--mac: only kv, chase, rpc, mica and btree take it (without --xdp), not %s", workloadName)
 	}
 	if workloadName == "offloads" {
 		return runOffloads(ctx, stdout, stderr, f)
@@ -352,9 +356,7 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 	if f.against == "memcached" {
 		modes = append(modes, workload.ModeMemcached)
 	}
-	if mac != wire.MACHMACSHA256 {
-		title += ", keys " + mac.String()
-	}
+	title += keysNote(server)
 
 	if f.rounds > 1 {
 		title += fmt.Sprintf(", %d rounds", f.rounds)
@@ -403,6 +405,33 @@ func checkRounds(f benchFlags) error {
 	return nil
 }
 
+// sliceOf is round r's share of cfg in a run of rounds: a rounds-th of
+// the duration, the ops spread exactly (the first ones take one more
+// where they do not divide), and a key stream of its own (round 0 keeps
+// the seed; the others' differ from every round of any other seed
+// below 2^32).
+func sliceOf(cfg workload.Config, rounds, r int) workload.Config {
+	slice := cfg
+	slice.Duration = cfg.Duration / time.Duration(rounds)
+	if cfg.Ops > 0 {
+		slice.Ops = cfg.Ops / uint64(rounds)
+		if uint64(r) < cfg.Ops%uint64(rounds) {
+			slice.Ops++
+		}
+	}
+	slice.Seed = cfg.Seed + uint64(r)<<32
+	return slice
+}
+
+// keysNote is the title's mention of node's key algorithm, empty for the
+// default.
+func keysNote(node *host.Node) string {
+	if alg := node.MAC(); alg != wire.MACHMACSHA256 {
+		return ", keys " + alg.String()
+	}
+	return ""
+}
+
 // runModes runs the modes in turn, --rounds slices each, a slice being
 // --duration / --rounds (or its share of --ops): the machine's load
 // drifts, and the turns spread the drift over every mode. Each mode's
@@ -410,8 +439,6 @@ func checkRounds(f benchFlags) error {
 // memcached baseline is started and loaded once).
 func runModes(ctx context.Context, stderr io.Writer, modes []string, wcfg workload.Config, f benchFlags,
 	targets func(mode string) ([]workload.Target, func(), error)) ([]workload.ModeRun, error) {
-	slice := wcfg
-	slice.Duration = wcfg.Duration / time.Duration(f.rounds)
 	ts := make([][]workload.Target, len(modes))
 	for i, mode := range modes {
 		t, stop, err := targets(mode)
@@ -423,13 +450,7 @@ func runModes(ctx context.Context, stderr io.Writer, modes []string, wcfg worklo
 	}
 	runs := make([]workload.ModeRun, len(modes))
 	for r := range f.rounds {
-		slice.Seed = wcfg.Seed + uint64(r)
-		if wcfg.Ops > 0 { // the ops spread exactly over the rounds
-			slice.Ops = wcfg.Ops / uint64(f.rounds)
-			if uint64(r) < wcfg.Ops%uint64(f.rounds) {
-				slice.Ops++
-			}
-		}
+		slice := sliceOf(wcfg, f.rounds, r)
 		for i, mode := range modes {
 			label := mode
 			if f.rounds > 1 {

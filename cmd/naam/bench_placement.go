@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -148,15 +147,6 @@ func runKVPlacement(ctx context.Context, stdout, stderr io.Writer, f benchFlags,
 	if err != nil {
 		return err
 	}
-	if f.rounds < 1 || f.rounds > 100 {
-		return cli.Errorf(cli.ExitUsage, "--rounds must be 1…100")
-	}
-	slice := wcfg
-	slice.Duration = f.duration / time.Duration(f.rounds)
-	slice.Ops = (f.ops + uint64(f.rounds) - 1) / uint64(f.rounds)
-	if f.ops == 0 && slice.Duration <= 0 {
-		return cli.Errorf(cli.ExitUsage, "--duration %v is too short for %d rounds", f.duration, f.rounds)
-	}
 	s, err := startKV(ctx, server, client, f.records, f.valueSize)
 	if err != nil {
 		return &cli.ExitError{Code: 1, Err: fmt.Errorf("kv: %w", err)}
@@ -165,9 +155,11 @@ func runKVPlacement(ctx context.Context, stdout, stderr io.Writer, f benchFlags,
 	if server.NIC().Config().Paced {
 		cores = "paced cores (modelled NIC and host speeds)"
 	}
-	title := fmt.Sprintf("kv ycsb-%s %s, %d records, %d-byte values, by placement, %s, host load %.2f, %d rounds",
-		strings.ToLower(wcfg.Mix.Name), wcfg.Keys.Name, f.records, f.valueSize, cores, server.NIC().HostLoad(), f.rounds)
-	dial := func(pl host.Placement) (*host.Peer, *host.Handler, error) { return dialPlaced(ctx, server, s, pl) }
+	title := fmt.Sprintf("kv ycsb-%s %s, %d records, %d-byte values, by placement, %s, host load %.2f%s, %d rounds",
+		strings.ToLower(wcfg.Mix.Name), wcfg.Keys.Name, f.records, f.valueSize, cores, server.NIC().HostLoad(), keysNote(server), f.rounds)
+	dial := func(pl host.Placement) (*host.Peer, *host.Handler, error) {
+		return dialPlaced(ctx, server, s, pl, f.mac)
+	}
 
 	type placed struct {
 		mode   string
@@ -198,7 +190,7 @@ func runKVPlacement(ctx context.Context, stdout, stderr io.Writer, f benchFlags,
 		all = append(all, m)
 	}
 	for r := range f.rounds {
-		slice.Seed = wcfg.Seed + uint64(r)
+		slice := sliceOf(wcfg, f.rounds, r)
 		for _, m := range all {
 			if err := server.NIC().SetPlacement(m.policy); err != nil {
 				return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %w", m.mode, err)}
@@ -286,8 +278,8 @@ func runKVPlacement(ctx context.Context, stdout, stderr io.Writer, f benchFlags,
 
 // dialPlaced dials server for the kv service s with placement pl, its
 // objects added so that the GET can run at the client.
-func dialPlaced(ctx context.Context, server *host.Node, s *kvService, pl host.Placement) (*host.Peer, *host.Handler, error) {
-	p, err := host.Dial(ctx, server.Addr().String(), 0, nil, 0)
+func dialPlaced(ctx context.Context, server *host.Node, s *kvService, pl host.Placement, mac string) (*host.Peer, *host.Handler, error) {
+	p, err := dialMAC(ctx, server.Addr(), 0, nil, mac)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -36,6 +36,16 @@ func TestBenchKVPlacement(t *testing.T) {
 	}
 }
 
+// TestBenchKVPlacementMAC: the placements' peers dial with the nodes'
+// SipHash keys (a peer of the default keys gets no answer).
+func TestBenchKVPlacementMAC(t *testing.T) {
+	var r placementResult
+	benchDoc(t, &r, "kv", "--records", "500", "--ops", "300", "--placement", "host", "--mac", "siphash-2-4-128")
+	if len(r.Modes) != 1 || r.Modes[0].Gets == 0 || !strings.Contains(r.Workload, ", keys siphash-2-4-128, 3 rounds") {
+		t.Errorf("%+v", r)
+	}
+}
+
 func TestBenchKVPlacementUsage(t *testing.T) {
 	for _, tc := range []struct{ args, want string }{
 		{"kv --placement far", `placement "far": want auto, nic, host or steer (the node's policy), or for kv client, node or all`},

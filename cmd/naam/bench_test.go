@@ -2,12 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"image/png"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/naam-project/naam/internal/bench/workload"
 )
@@ -112,6 +117,9 @@ func TestBenchErrors(t *testing.T) {
 		{[]string{"bench", "mica", "--ops", "2", "--duration", "0"}, "--ops 2 is fewer than --rounds 3"},
 		{[]string{"bench", "kv", "--mac", "md5"}, `--mac: wire: MAC algorithm "md5" is not one of`},
 		{[]string{"bench", "offloads", "--mac", "siphash-2-4-128"}, "--mac: only kv, chase, rpc, mica and btree take it"},
+		{[]string{"bench", "shift", "--mac", "md5"}, `--mac: wire: MAC algorithm "md5"`},
+		{[]string{"bench", "shift", "--mac", "siphash-2-4-128"}, "--mac: only kv, chase, rpc, mica and btree take it, not shift"},
+		{[]string{"bench", "kv", "--xdp", "--mac", "siphash-2-4-128"}, "--mac: --xdp runs its own keys"},
 		{[]string{"bench", "kv", "--cpuprofile", "/nonexistent/dir/cpu.prof"}, "--cpuprofile: open /nonexistent/dir/cpu.prof"},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -131,5 +139,75 @@ func wantPNG(t *testing.T, path string) {
 	defer f.Close()
 	if _, err := png.Decode(f); err != nil {
 		t.Errorf("plot: %v", err)
+	}
+}
+
+// turnTarget records, in a log shared by every mode, which mode ran each
+// operation.
+type turnTarget struct {
+	mode string
+	mu   *sync.Mutex
+	log  *[]string
+}
+
+func (t turnTarget) Get(context.Context, uint64) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if l := *t.log; len(l) == 0 || l[len(l)-1] != t.mode {
+		*t.log = append(*t.log, t.mode)
+	}
+	return 1, nil
+}
+
+func (t turnTarget) Put(ctx context.Context, key uint64, _ []byte) (int, error) {
+	return t.Get(ctx, key)
+}
+
+// TestRunModesTakeTurns: the modes run in turn, one slice of each per
+// round, the ops spread exactly; each mode's targets are made once and
+// stopped at the end.
+func TestRunModesTakeTurns(t *testing.T) {
+	var mu sync.Mutex
+	var log []string
+	made, stopped := map[string]int{}, map[string]int{}
+	targets := func(mode string) ([]workload.Target, func(), error) {
+		made[mode]++
+		return []workload.Target{turnTarget{mode, &mu, &log}}, func() { stopped[mode]++ }, nil
+	}
+	f := benchFlags{rounds: 3, progress: "off"}
+	cfg := workload.Config{Ops: 100, Clients: 1, Outstanding: 1}
+	runs, err := runModes(context.Background(), io.Discard, []string{"am", "rdma", "memcached"}, cfg, f, targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"am", "rdma", "memcached", "am", "rdma", "memcached", "am", "rdma", "memcached"}
+	if !slices.Equal(log, want) {
+		t.Errorf("turns %v, want %v", log, want)
+	}
+	for _, r := range runs {
+		if r.Stats.Ops != 100 {
+			t.Errorf("%s ran %d ops over the rounds, want 100", r.Mode, r.Stats.Ops)
+		}
+		if made[r.Mode] != 1 || stopped[r.Mode] != 1 {
+			t.Errorf("%s: targets made %d times, stopped %d, want once each", r.Mode, made[r.Mode], stopped[r.Mode])
+		}
+	}
+}
+
+func TestSliceOf(t *testing.T) {
+	cfg := workload.Config{Ops: 10, Duration: 3 * time.Second, Seed: 0}
+	var ops uint64
+	seeds := map[uint64]bool{}
+	for r := range 3 {
+		s := sliceOf(cfg, 3, r)
+		ops += s.Ops
+		if s.Duration != time.Second {
+			t.Errorf("round %d: %v, want 1s", r, s.Duration)
+		}
+		seeds[s.Seed] = true
+	}
+	// Seed 0 means 1 (workload.Config): round 1 must not be seed 1.
+	if ops != 10 || len(seeds) != 3 || seeds[1] {
+		t.Errorf("ops %d, seeds %v", ops, seeds)
 	}
 }

@@ -38,7 +38,7 @@ func demoPlacement(ctx context.Context, w io.Writer, server *host.Node, s *kvSer
 		if err := nic.SetPlacement(m.policy); err != nil {
 			return err
 		}
-		p, get, err := dialPlaced(ctx, server, s, m.pl)
+		p, get, err := dialPlaced(ctx, server, s, m.pl, "")
 		if err != nil {
 			return fmt.Errorf("%s: %w", m.where, err)
 		}
