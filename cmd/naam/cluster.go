@@ -47,11 +47,14 @@ func startKV(ctx context.Context, server, caller *host.Node, records uint64, val
 	if err != nil {
 		return nil, err
 	}
-	if _, err := server.InstallWith(obj, cfg.InstallOptions()); err != nil {
-		return nil, err
-	}
+	// Loaded before the install, which orders the host's writes before
+	// every handler run (the first request's way through the kernel is
+	// no order that the race detector sees).
 	if err := workload.Load(ctx, []workload.Target{kv.Loader{T: table}}, records, valueSize, 1); err != nil {
 		return nil, fmt.Errorf("loading %d records: %w", records, err)
+	}
+	if _, err := server.InstallWith(obj, cfg.InstallOptions()); err != nil {
+		return nil, err
 	}
 	peer, err := caller.Dial(ctx, server.Addr().String())
 	if err != nil {
