@@ -76,6 +76,11 @@ slices each (the machine's load drifts; the turns spread it over them):
   memcached  the same KV workload against a real memcached started on
              loopback (--against memcached; Debian's package), from a Go client
              of the same shape (pipelined, --outstanding per connection)
+  client     mica, btree: the same handler as am run at the caller, over
+             one-sided READs (a MICA GET: the bucket, then the entry; a
+             B-tree lookup: a READ per level); writes run at the node
+  auto       mica, btree: the caller steers each call between client and
+             node (spec/client.md)
 
 Workloads: kv is YCSB (--mix a: 50% updates, b: 5%, c: reads only) over
 --records keys, uniform or scrambled Zipfian (θ 0.99), --value-size bytes;
@@ -92,8 +97,8 @@ mixes and flags as kv (rdma: READ the bucket, READ the entry; memcached
 with --against memcached); btree is lookups (updates replace values) in a
 B-link tree of --records keys of --fanout (am: 1 round trip; rdma: a READ
 per level; rdma-cached: the top --cache-levels levels cached at the
-client). offloads installs --programs distinct programs from --tenants
-tenants and reports the probe handler's latency with 1 and with all of
+client; client: the lookup handler at the caller, a READ per level).
+offloads installs --programs distinct programs from --tenants tenants and reports the probe handler's latency with 1 and with all of
 them installed (p99_ratio), and the install and uninstall times;
 --background N keeps N calls to the programs' other handler in flight;
 --rounds alternates the two --rounds times (uninstalling in between).
@@ -155,7 +160,7 @@ bar shows on a terminal (stderr).`,
 	fl.IntVar(&f.outstanding, "outstanding", 8, "requests in flight per client")
 	fl.DurationVar(&f.duration, "duration", 5*time.Second, "how long each mode runs in all, over its --rounds slices (0: until --ops)")
 	fl.Uint64Var(&f.ops, "ops", 0, "operations per mode (0: until --duration)")
-	fl.StringVar(&f.modes, "modes", "am,rdma", "modes to run, comma-separated: am, rdma; btree also rdma-cached (its default: all three)")
+	fl.StringVar(&f.modes, "modes", "am,rdma", "modes to run, comma-separated: am, rdma; mica and btree also client and auto, btree rdma-cached (its default: am, rdma, rdma-cached, client)")
 	fl.StringVar(&f.against, "against", "", "also run the baseline: memcached")
 	fl.BoolVar(&f.xdp, "xdp", false, "null, kv: over a veth pair between two network namespaces (root), the plain UDP ping-pong (null), the user-space node and the XDP tier in one run (bench_xdp.go)")
 	fl.BoolVar(&f.json, "json", false, "print the results as one JSON object")
@@ -235,15 +240,18 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 		return err
 	}
 	if workloadName == "btree" && !f.modesSet {
-		f.modes = "am,rdma," + modeRDMACached
+		f.modes = "am,rdma," + modeRDMACached + "," + modeClient
 	}
 	modes := strings.Split(f.modes, ",")
 	for _, m := range modes {
 		if m == modeRDMACached && workloadName == "btree" {
 			continue
 		}
+		if _, placed := placedMode(m); placed && (workloadName == "mica" || workloadName == "btree") {
+			continue
+		}
 		if m != workload.ModeAM && m != workload.ModeRDMA {
-			return fmt.Errorf("--modes: %q is not am or rdma (memcached comes with --against memcached; rdma-cached is btree's)", m)
+			return fmt.Errorf("--modes: %q is not am or rdma (memcached comes with --against memcached; rdma-cached is btree's; client and auto are mica's and btree's)", m)
 		}
 	}
 	switch f.against {
@@ -324,7 +332,7 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 		if f.valueSize < 8 || f.valueSize > 1024 {
 			return fmt.Errorf("--value-size must be 8…1024 for mica")
 		}
-		s, err := startMICA(ctx, server, client, f.records, f.valueSize)
+		s, err := startMICA(ctx, server, client, f.records, f.valueSize, f.mac)
 		if err != nil {
 			return &cli.ExitError{Code: 1, Err: fmt.Errorf("mica: %w", err)}
 		}
@@ -333,18 +341,18 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 			if mode == workload.ModeMemcached {
 				return memcache.Baseline(ctx, f.clients, f.outstanding, f.records, f.valueSize)
 			}
-			return s.targets(mode, f.clients), func() {}, nil
+			return s.targets(ctx, mode, f.clients)
 		}
 		result, note = s.result, s.note
 	case "btree":
-		s, err := startBTree(ctx, server, client, f.records, f.fanout, f.fill, f.cacheLevels)
+		s, err := startBTree(ctx, server, client, f.records, f.fanout, f.fill, f.cacheLevels, f.mac)
 		if err != nil {
 			return &cli.ExitError{Code: 1, Err: fmt.Errorf("btree: %w", err)}
 		}
 		title = fmt.Sprintf("btree ycsb-%s %s, %d keys, fanout %d, height %d (reads: lookups, updates: value replaced)",
 			strings.ToLower(mix.Name), dist.Name, f.records, s.cfg.Fanout, s.tree.Height())
 		targets = func(mode string) ([]workload.Target, func(), error) {
-			return s.targets(mode, f.clients), func() {}, nil
+			return s.targets(ctx, mode, f.clients)
 		}
 		result = s.result
 		note = func() string {

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 
+	"github.com/naam-project/naam/bytecode"
+
 	"github.com/naam-project/naam/examples/btree"
 	"github.com/naam-project/naam/examples/call"
 	"github.com/naam-project/naam/host"
@@ -15,6 +17,9 @@ const modeRDMACached = "rdma-cached"
 
 // btreeService is a B-tree served by a node, from one caller node.
 type btreeService struct {
+	server      *host.Node
+	obj         *bytecode.Object
+	mac         string // the peers of client and auto dial with --mac's keys
 	cfg         btree.Config
 	tree        *btree.Tree
 	peer        *host.Peer
@@ -25,7 +30,7 @@ type btreeService struct {
 // startBTree registers a tree for records on server, bulk-loads them
 // (fill keys a node, 0: three quarters of the fanout), installs the
 // handlers and looks them up from caller.
-func startBTree(ctx context.Context, server, caller *host.Node, records uint64, fanout uint32, fill, cacheLevels int) (*btreeService, error) {
+func startBTree(ctx context.Context, server, caller *host.Node, records uint64, fanout uint32, fill, cacheLevels int, mac string) (*btreeService, error) {
 	cfg := btree.DefaultConfig()
 	cfg.Fanout = fanout
 	cfg.Nodes = btree.NodesFor(records, fanout)
@@ -50,12 +55,20 @@ func startBTree(ctx context.Context, server, caller *host.Node, records uint64, 
 	if err != nil {
 		return nil, err
 	}
-	return &btreeService{cfg: cfg, tree: tree, peer: peer, ids: ids, cacheLevels: cacheLevels}, nil
+	return &btreeService{server: server, obj: obj, mac: mac, cfg: cfg, tree: tree, peer: peer, ids: ids, cacheLevels: cacheLevels}, nil
 }
 
 // targets returns one workload target per client: am, rdma (a READ per
-// level) or rdma-cached (each client its own cache of the top levels).
-func (s *btreeService) targets(mode string, clients int) []workload.Target {
+// level), rdma-cached (each client its own cache of the top levels), or
+// client and auto (bench_placed.go: the lookup handler at the caller, a
+// READ per level, no level cached from one lookup to the next), and what
+// stops them.
+func (s *btreeService) targets(ctx context.Context, mode string, clients int) ([]workload.Target, func(), error) {
+	if pl, ok := placedMode(mode); ok {
+		return placedTargets(ctx, s.server, s.obj, s.cfg.InstallOptions(), pl, s.mac, clients, func(c call.Caller) workload.Target {
+			return btree.Target{C: btree.NewClient(c, s.cfg, s.ids)}
+		})
+	}
 	out := make([]workload.Target, clients)
 	for i := range out {
 		switch mode {
@@ -72,7 +85,7 @@ func (s *btreeService) targets(mode string, clients int) []workload.Target {
 			out[i] = btree.Target{C: c}
 		}
 	}
-	return out
+	return out, func() {}, nil
 }
 
 // btreeResult is the bench's JSON for btree: the modes and the tree's

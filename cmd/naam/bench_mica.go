@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/examples/call"
@@ -14,6 +15,9 @@ import (
 // micaService is a MICA store served by a node, with the clients of every
 // mode, from one caller node.
 type micaService struct {
+	server *host.Node
+	obj    *bytecode.Object
+	mac    string // the peers of client and auto dial with --mac's keys
 	cfg    mica.Config
 	store  *mica.Store
 	peer   *host.Peer
@@ -23,7 +27,7 @@ type micaService struct {
 
 // startMICA registers a store for records on server, loads them on the
 // host side, installs the handlers and looks them up from caller.
-func startMICA(ctx context.Context, server, caller *host.Node, records uint64, valueSize int) (*micaService, error) {
+func startMICA(ctx context.Context, server, caller *host.Node, records uint64, valueSize int, mac string) (*micaService, error) {
 	cfg := mica.ConfigFor(records, valueSize)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -49,13 +53,20 @@ func startMICA(ctx context.Context, server, caller *host.Node, records uint64, v
 	if err != nil {
 		return nil, err
 	}
-	return &micaService{cfg: cfg, store: store, peer: peer, ids: ids, misses: map[string]*mica.Misses{}}, nil
+	return &micaService{server: server, obj: obj, mac: mac, cfg: cfg, store: store, peer: peer, ids: ids, misses: map[string]*mica.Misses{}}, nil
 }
 
-// targets returns one workload target per client for mode am or rdma.
-func (s *micaService) targets(mode string, clients int) []workload.Target {
+// targets returns one workload target per client for mode am, rdma, or
+// client and auto (bench_placed.go: the GET handler at the caller, a READ
+// of the bucket and one of the entry), and what stops them.
+func (s *micaService) targets(ctx context.Context, mode string, clients int) ([]workload.Target, func(), error) {
 	m := new(mica.Misses)
 	s.misses[mode] = m
+	if pl, ok := placedMode(mode); ok {
+		return placedTargets(ctx, s.server, s.obj, s.cfg.InstallOptions(), pl, s.mac, clients, func(c call.Caller) workload.Target {
+			return mica.Target{C: mica.NewClient(c, s.cfg, s.ids), Misses: m}
+		})
+	}
 	out := make([]workload.Target, clients)
 	for i := range out {
 		switch mode {
@@ -69,7 +80,7 @@ func (s *micaService) targets(mode string, clients int) []workload.Target {
 			out[i] = mica.Target{C: c, Misses: m}
 		}
 	}
-	return out
+	return out, func() {}, nil
 }
 
 // micaResult is the bench's JSON for mica: the modes and, by mode, the
@@ -88,9 +99,14 @@ func (s *micaService) result(res workload.Result) any {
 }
 
 func (s *micaService) note() string {
-	return fmt.Sprintf("store: %d buckets × %d ways, %d log entries of %d bytes (%d MB); GETs that missed: am %d, rdma %d",
-		s.cfg.Buckets, s.cfg.Ways, s.cfg.Entries, s.cfg.EntrySize(), s.cfg.RegionSize()>>20,
-		s.misses[workload.ModeAM].Count(), s.misses[workload.ModeRDMA].Count())
+	var missed []string
+	for _, mode := range []string{workload.ModeAM, workload.ModeRDMA, modeClient, modeAuto} {
+		if m, ok := s.misses[mode]; ok {
+			missed = append(missed, fmt.Sprintf("%s %d", mode, m.Count()))
+		}
+	}
+	return fmt.Sprintf("store: %d buckets × %d ways, %d log entries of %d bytes (%d MB); GETs that missed: %s",
+		s.cfg.Buckets, s.cfg.Ways, s.cfg.Entries, s.cfg.EntrySize(), s.cfg.RegionSize()>>20, strings.Join(missed, ", "))
 }
 
 // serveExample registers a writable region on server, fills its bytes

@@ -279,12 +279,8 @@ func runKVPlacement(ctx context.Context, stdout, stderr io.Writer, f benchFlags,
 // dialPlaced dials server for the kv service s with placement pl, its
 // objects added so that the GET can run at the client.
 func dialPlaced(ctx context.Context, server *host.Node, s *kvService, pl host.Placement, mac string) (*host.Peer, *host.Handler, error) {
-	p, err := dialMAC(ctx, server.Addr(), 0, nil, mac)
+	p, err := dialPlacement(ctx, server, s.obj, s.cfg.InstallOptions(), pl, mac)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := p.AddObject(s.obj, s.cfg.InstallOptions()); err != nil {
-		p.Close()
 		return nil, nil, err
 	}
 	get, err := p.Handler(ctx, kv.HandlerGet)
@@ -295,7 +291,6 @@ func dialPlaced(ctx context.Context, server *host.Node, s *kvService, pl host.Pl
 		p.Close()
 		return nil, nil, err
 	}
-	p.SetPlacement(pl)
 	return p, get, nil
 }
 

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/naam-project/naam/examples/btree"
+	"github.com/naam-project/naam/examples/call"
+	"github.com/naam-project/naam/examples/kv"
+	"github.com/naam-project/naam/examples/mica"
+	"github.com/naam-project/naam/host"
+)
+
+// TestBenchPlacedModes: in mode client a B-tree lookup READs each level
+// (as mode rdma, the same count) and a MICA GET its bucket and its entry;
+// auto runs them somewhere, in one round trip at least.
+func TestBenchPlacedModes(t *testing.T) {
+	var b btreeResult
+	benchDoc(t, &b, "btree", "--records", "3000", "--fanout", "16", "--ops", "600", "--mix", "c", "--modes", "am,rdma,client,auto")
+	m := modes(b.Result)
+	if len(b.Modes) != 4 || m["am"].RoundTripsPerOp != 1 || m["client"].RoundTripsPerOp != float64(b.Height) || m["rdma"].RoundTripsPerOp != float64(b.Height) || m["auto"].RoundTripsPerOp < 1 {
+		t.Errorf("btree: %+v", b)
+	}
+	var r micaResult
+	benchDoc(t, &r, "mica", "--records", "3000", "--ops", "600", "--mix", "c", "--dist", "uniform", "--modes", "am,client,auto")
+	m = modes(r.Result)
+	if len(r.Modes) != 3 || m["client"].RoundTripsPerOp < 2 || m["client"].RoundTripsPerOp > 2.1 || m["auto"].RoundTripsPerOp < 1 {
+		t.Errorf("mica: %+v", r)
+	}
+	if r.Misses["client"] != 0 || r.Misses["auto"] != 0 {
+		t.Errorf("mica misses %v", r.Misses)
+	}
+}
+
+// TestPlacedAgreesWithNode: the lookup and GET run at the client give what
+// the node gives and what was loaded, a missing key missing alike.
+func TestPlacedAgreesWithNode(t *testing.T) {
+	ctx := context.Background()
+	server, err := host.Start(host.Config{Name: "placed-server"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	client, err := host.Start(host.Config{Name: "placed-client"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+
+	const records = 500
+	bt, err := startBTree(ctx, server, client, records, 16, 0, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := dialPlacement(ctx, server, bt.obj, bt.cfg.InstallOptions(), host.AtClient, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	atClient := btree.NewClient(&placedCaller{p: p}, bt.cfg, bt.ids)
+	atNode := btree.NewClient(call.Peer{P: bt.peer}, bt.cfg, bt.ids)
+	for n := range uint64(records) {
+		var rounds int
+		v, _, err := atClient.Lookup(context.WithValue(ctx, roundsKey{}, &rounds), btree.KeyOf(n))
+		if err != nil || v != btree.ValueOf(n) || rounds != int(bt.tree.Height()) {
+			t.Fatalf("lookup %d at the client: %#x, %d round trips, %v; want %#x in %d", n, v, rounds, err, btree.ValueOf(n), bt.tree.Height())
+		}
+	}
+	missing := btree.KeyOf(7) + 1
+	if _, _, err := atClient.Lookup(ctx, missing); !errors.Is(err, btree.ErrNotFound) {
+		t.Errorf("missing key at the client: %v", err)
+	}
+	if _, _, err := atNode.Lookup(ctx, missing); !errors.Is(err, btree.ErrNotFound) {
+		t.Errorf("missing key at the node: %v", err)
+	}
+
+	ms, err := startMICA(ctx, server, client, records, 64, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp, err := dialPlacement(ctx, server, ms.obj, ms.cfg.InstallOptions(), host.AtClient, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mp.Close()
+	mClient := mica.NewClient(&placedCaller{p: mp}, ms.cfg, ms.ids)
+	mNode := mica.NewClient(call.Peer{P: ms.peer}, ms.cfg, ms.ids)
+	for n := range uint64(records) {
+		c, errC := mClient.Get(ctx, kv.KeyOf(n))
+		d, errN := mNode.Get(ctx, kv.KeyOf(n))
+		if errC != nil || errN != nil || !bytes.Equal(c.Value, d.Value) || c.Seq != d.Seq || len(c.Value) != 64 {
+			t.Fatalf("get %d: at the client %+v, %v; at the node %+v, %v", n, c, errC, d, errN)
+		}
+	}
+	if _, err := mClient.Get(ctx, kv.KeyOf(records+1)); !errors.Is(err, mica.ErrNotFound) {
+		t.Errorf("missing key at the client: %v", err)
+	}
+}
