@@ -98,8 +98,9 @@ with --against memcached); btree is lookups (updates replace values) in a
 B-link tree of --records keys of --fanout (am: 1 round trip; rdma: a READ
 per level; rdma-cached: the top --cache-levels levels cached at the
 client; client: the lookup handler at the caller, a READ per level).
-offloads installs --programs distinct programs from --tenants tenants and reports the probe handler's latency with 1 and with all of
-them installed (p99_ratio), and the install and uninstall times;
+offloads installs --programs distinct programs from --tenants tenants and
+reports the probe handler's latency with 1 and with all of them installed
+(p99_ratio), and the install and uninstall times;
 --background N keeps N calls to the programs' other handler in flight;
 --rounds alternates the two --rounds times (uninstalling in between).
 isolation runs, per mode (partition: fair queueing and cores of its own
