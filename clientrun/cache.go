@@ -16,6 +16,7 @@ type fetchRun struct {
 	cfg     *Config
 	stats   Stats
 	regions []*regionCache
+	kept    *keptStore // the runner's; nil in the cache's own test
 }
 
 // regionCache is what a run holds of one region: the bytes fetched so far,
@@ -113,7 +114,9 @@ func (c *regionCache) find(off uint32) int {
 // fetched in one round trip, an extra read.
 func (c *regionCache) ReadAt(p []byte, off uint32) error {
 	end := uint64(off) + uint64(len(p))
-	if miss := c.missing(uint64(off), end); len(miss) > 0 {
+	// What the runner kept of the read comes first: a fetch, and the bytes
+	// ahead that it brings, only if the read still lacks some.
+	if miss := c.run.takeKept(c.missing(uint64(off), end)); len(miss) > 0 {
 		window := min(max(end, uint64(off)+uint64(c.run.cfg.FetchSize)), uint64(c.size))
 		ahead := c.missing(uint64(off), window)
 		if c.run.stats.BytesRead+rangeBytes(ahead) <= uint64(c.run.cfg.MaxBytes) {
@@ -159,9 +162,13 @@ func (c *regionCache) CompareAndSwap(off uint32, old, new uint64) (uint64, error
 
 // fetch reads ranges (none of them held) in one round trip and keeps
 // their bytes; extra says the handler asked for them beyond its
-// declaration.
+// declaration. What the runner kept of them (Config.Keep) comes from
+// there, and costs no round trip if it is all of them.
 func (r *fetchRun) fetch(ranges []bytecode.AccessRange, extra bool) error {
 	if len(ranges) == 0 {
+		return nil
+	}
+	if ranges = r.takeKept(ranges); len(ranges) == 0 {
 		return nil
 	}
 	n := rangeBytes(ranges)
@@ -183,7 +190,28 @@ func (r *fetchRun) fetch(ranges []bytecode.AccessRange, extra bool) error {
 	for _, rd := range reads {
 		r.regions[rd.Region].insert(rd.Offset, rd.Dst)
 	}
+	if r.kept != nil {
+		r.kept.keep(reads)
+	}
 	return nil
+}
+
+// takeKept copies into the run what the runner kept of ranges (none of
+// them held) and returns what is still missing of them.
+func (r *fetchRun) takeKept(ranges []bytecode.AccessRange) []bytecode.AccessRange {
+	if r.kept == nil || len(ranges) == 0 {
+		return ranges
+	}
+	n := r.kept.serve(r, ranges)
+	if n == 0 {
+		return ranges
+	}
+	r.stats.KeptBytes += n
+	var rest []bytecode.AccessRange
+	for _, a := range ranges {
+		rest = append(rest, r.regions[a.Region].missing(uint64(a.Offset), a.End())...)
+	}
+	return rest
 }
 
 func rangeBytes(ranges []bytecode.AccessRange) uint64 {

@@ -40,6 +40,20 @@ type Config struct {
 	// ReplySize is the reply buffer of a run, as a node's reply buffer;
 	// 0 means DefaultReplySize.
 	ReplySize int
+	// Keep names ranges of the object's regions whose bytes the runner
+	// keeps from one run to the next and gives later runs without a READ
+	// (Runner.Keep changes them): data whose readers tolerate an old copy
+	// and check a copy's consistency themselves, such as a B-link tree's
+	// inner nodes (a split moves keys right and never frees a node, so an
+	// old node costs at most a move right, and a node's two versions show
+	// a copy a writer tore). Bytes outside them are fetched by every run.
+	// A run that used kept bytes and did not reply (a fail, a fault, an
+	// error) drops them all (Runner.Forget), so that an old or torn copy
+	// that made a handler fail is fetched afresh by the next run; a
+	// handler that replies from a torn copy without failing is not
+	// protected, so name only ranges whose handlers check. The bytes kept
+	// are at most the ranges' total.
+	Keep []bytecode.AccessRange
 	// Env serves the now and random helpers of the handlers (it must be
 	// safe for concurrent use if Run is); nil means a vm.LocalEnv per
 	// machine. Client-eligible handlers never trace, send or forward.
@@ -78,7 +92,8 @@ type Stats struct {
 	// the extra reads and the atomics.
 	RoundTrips int
 	// Declared is how many ranges the first round trip fetched, after
-	// merging those that overlap or touch (0: no round trip for them).
+	// merging those that overlap or touch (0: no round trip for them,
+	// none declared or all of them kept).
 	Declared int
 	// ExtraReads counts the round trips that fetched bytes the handler
 	// read beyond its declaration.
@@ -87,6 +102,9 @@ type Stats struct {
 	Atomics int
 	// BytesRead is the bytes fetched by reads.
 	BytesRead uint64
+	// KeptBytes is the bytes the run took from what the runner kept
+	// (Config.Keep) instead of fetching them.
+	KeptBytes uint64
 	// AccessFailed says the access function failed (a fail in a fn it
 	// calls, a short request): the run fetched nothing ahead.
 	AccessFailed bool
@@ -137,6 +155,7 @@ type Runner struct {
 	proofs   []Proof
 	cfg      Config
 	machines sync.Pool
+	kept     keptStore
 }
 
 // New prepares obj's handlers for runs at the client; proofs[i] is what
@@ -168,7 +187,13 @@ func New(obj *bytecode.Object, proofs []Proof, cfg Config) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clientrun: %w", err)
 	}
+	keep, err := checkKeep(obj, cfg.Keep)
+	if err != nil {
+		return nil, err
+	}
 	r := &Runner{obj: obj, prog: prog, proofs: slices.Clone(proofs), cfg: cfg.withDefaults()}
+	r.cfg.Keep = nil // the store holds them
+	r.kept.reset(keep, len(obj.Regions))
 	r.machines.New = func() any {
 		env := r.cfg.Env
 		if env == nil {
@@ -199,6 +224,25 @@ var errClientSend = errors.New("clientrun: a handler run at the client cannot se
 func (refusing) Send(uint64, uint32, []byte) error { return errClientSend }
 func (refusing) Forward(uint64, uint32) error      { return errClientSend }
 func (refusing) Trace([]byte)                      {}
+
+// Keep replaces the ranges the runner keeps from one run to the next
+// (Config.Keep) and drops the bytes it kept; nil keeps nothing. Runs
+// under way finish with the bytes they hold.
+func (r *Runner) Keep(ranges []bytecode.AccessRange) error {
+	keep, err := checkKeep(r.obj, ranges)
+	if err != nil {
+		return err
+	}
+	r.kept.reset(keep, len(r.obj.Regions))
+	return nil
+}
+
+// Forget drops the bytes the runner kept (Config.Keep), so that the next
+// runs fetch them afresh; the ranges stay.
+func (r *Runner) Forget() { r.kept.forget() }
+
+// Kept is the bytes the runner holds of its Keep ranges.
+func (r *Runner) Kept() uint64 { return r.kept.held() }
 
 // Object returns the object the runner runs.
 func (r *Runner) Object() *bytecode.Object { return r.obj }
@@ -242,7 +286,7 @@ func (r *Runner) Run(ctx context.Context, f Fetcher, call Call) (Result, error) 
 	pm := r.machines.Get().(*machine)
 	defer r.machines.Put(pm)
 
-	run := &fetchRun{ctx: ctx, f: f, cfg: &r.cfg}
+	run := &fetchRun{ctx: ctx, f: f, cfg: &r.cfg, kept: &r.kept}
 	mems := make([]vm.RegionMem, len(r.obj.Regions))
 	for i, or := range r.obj.Regions {
 		c := &regionCache{run: run, index: uint32(i), size: uint32(or.Size)}
@@ -267,6 +311,9 @@ func (r *Runner) Run(ctx context.Context, f Fetcher, call Call) (Result, error) 
 		inv.Reply = alignedBuffer(call.ReplySize)
 	}
 	res, err := pm.m.Invoke(r.prog, &inv)
+	if run.stats.KeptBytes > 0 && (err != nil || res.Outcome != bytecode.OutcomeReply) {
+		r.Forget()
+	}
 	res.Reply = append([]byte(nil), res.Reply...)
 	if len(res.Reply) == 0 {
 		res.Reply = nil
@@ -311,8 +358,12 @@ func (r *fetchRun) fetchDeclared(obj *bytecode.Object, reply []byte) error {
 		merged = append(merged, a)
 		total += uint64(a.Length)
 	}
-	r.stats.Declared = len(merged)
-	return r.fetch(merged, false)
+	trips := r.stats.RoundTrips
+	err = r.fetch(merged, false)
+	if r.stats.RoundTrips > trips {
+		r.stats.Declared = len(merged)
+	}
+	return err
 }
 
 // alignedBuffer is n zero bytes on an 8-byte boundary (a writable VM

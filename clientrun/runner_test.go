@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/naam-project/naam/bytecode"
@@ -265,5 +267,156 @@ func TestRunMaxBytes(t *testing.T) {
 	// handler reads its 8 bytes of it when it needs them.
 	if want := (clientrun.Stats{RoundTrips: 2, Declared: 1, ExtraReads: 1, BytesRead: 72 + 8}); res.Stats != want {
 		t.Errorf("stats %+v, want %+v", res.Stats, want)
+	}
+}
+
+// TestRunKeep: bytes of the Keep ranges serve later runs without a READ,
+// bytes outside them are fetched by every run, a run that fails after
+// using kept bytes drops them, and Keep and Forget change what is kept.
+func TestRunKeep(t *testing.T) {
+	ctx := context.Background()
+	regions := unitRegions()
+	// recs 0…99 are kept: 2,400 bytes of region 0.
+	keep := []bytecode.AccessRange{{Region: 0, Offset: 0, Length: 24 * 100}}
+	f := clientruntest.NewMemFetcher(regions...)
+	obj := unitObject(t)
+	proofs, _, err := clientruntest.Proofs(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := clientrun.New(obj, proofs, clientrun.Config{FetchSize: 24, Keep: keep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(handler string, i uint32) clientrun.Result {
+		t.Helper()
+		res, err := r.Run(ctx, f, clientrun.Call{Handler: handler, Request: u32(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	value := func(res clientrun.Result) uint64 { return binary.LittleEndian.Uint64(res.Reply) }
+
+	// The first run of rec 5 fetches it and keeps it; the second takes it
+	// from there in no round trip, and sees its old bytes after the node's
+	// change, until Forget.
+	if res := run("checked", 5); res.Stats.RoundTrips != 1 || res.Stats.KeptBytes != 0 || value(res) != 5 {
+		t.Fatalf("first run: %d, %+v", value(res), res.Stats)
+	}
+	if r.Kept() != 24 {
+		t.Fatalf("kept %d bytes, want 24", r.Kept())
+	}
+	binary.LittleEndian.PutUint64(regions[0][24*5:], 555)
+	if res := run("checked", 5); res.Stats.RoundTrips != 0 || res.Stats.Declared != 0 || res.Stats.KeptBytes != 24 || value(res) != 5 {
+		t.Fatalf("kept run: %d, %+v", value(res), res.Stats)
+	}
+	r.Forget()
+	if res := run("checked", 5); res.Stats.RoundTrips != 1 || value(res) != 555 {
+		t.Fatalf("after Forget: %d, %+v", value(res), res.Stats)
+	}
+	// Rec 500 is outside the ranges: every run fetches it.
+	for range 2 {
+		if res := run("checked", 500); res.Stats.RoundTrips != 1 || res.Stats.KeptBytes != 0 {
+			t.Fatalf("rec 500: %+v", res.Stats)
+		}
+	}
+	if r.Kept() != 24 {
+		t.Fatalf("kept %d bytes after rec 500, want 24", r.Kept())
+	}
+	// A fetch across the ranges' end keeps only the part inside: rec 99's
+	// 24 bytes, not rec 100's.
+	run("pair", 98) // recs 98…100 and 198
+	if r.Kept() != 24+48 {
+		t.Fatalf("kept %d bytes after recs 98-100, want %d", r.Kept(), 24+48)
+	}
+	if res := run("pair", 98); res.Stats.KeptBytes != 48 || res.Stats.RoundTrips != 1 || res.Stats.BytesRead != 24+24 {
+		t.Fatalf("pair 98 again: %+v", res.Stats)
+	}
+
+	// A run that fails after using kept bytes drops them all: follow from
+	// rec 20 (kept) reads rec 143 (not kept) afresh, whose next is now out
+	// of range.
+	run("follow", 20)
+	binary.LittleEndian.PutUint32(regions[0][24*143+16:], 5000)
+	if res := run("follow", 20); res.Outcome == bytecode.OutcomeReply || res.Stats.KeptBytes != 24 {
+		t.Fatalf("follow to rec 5000: outcome %v, %+v", res.Outcome, res.Stats)
+	}
+	if r.Kept() != 0 {
+		t.Fatalf("kept %d bytes after a failed run, want 0", r.Kept())
+	}
+
+	// A read of kept bytes fetches nothing, even where the bytes a fetch
+	// would bring ahead of it (FetchSize 512 here) are not kept: plain
+	// reads rec 99's b, the last kept, then rec 99 again.
+	ahead, err := clientrun.New(obj, proofs, clientrun.Config{FetchSize: 512, Keep: keep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for try, want := range []int{1, 0} {
+		res, err := ahead.Run(ctx, f, clientrun.Call{Handler: "plain", Request: u32(99)})
+		if err != nil || res.Stats.RoundTrips != want || binary.LittleEndian.Uint64(res.Reply) != 1099 {
+			t.Fatalf("plain 99, run %d: %x, %+v, %v; want %d round trips", try, res.Reply, res.Stats, err, want)
+		}
+	}
+
+	// Keep(nil) keeps nothing; bad ranges are refused with their index.
+	if err := r.Keep(nil); err != nil {
+		t.Fatal(err)
+	}
+	run("checked", 5)
+	if r.Kept() != 0 {
+		t.Fatalf("Keep(nil): kept %d bytes", r.Kept())
+	}
+	for _, bad := range [][]bytecode.AccessRange{
+		{{Region: 2, Offset: 0, Length: 8}},
+		{{Region: 0, Offset: 0, Length: 8}, {Region: 1, Offset: 500, Length: 16}},
+	} {
+		if err := r.Keep(bad); err == nil || !strings.Contains(err.Error(), "keep range") {
+			t.Errorf("Keep(%v): %v", bad, err)
+		}
+	}
+}
+
+// TestRunKeepConcurrent: runs that share what the runner keeps, at once
+// (go test -race checks them), all see the region's bytes.
+func TestRunKeepConcurrent(t *testing.T) {
+	obj := unitObject(t)
+	proofs, _, err := clientruntest.Proofs(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := clientrun.New(obj, proofs, clientrun.Config{FetchSize: 100, Keep: []bytecode.AccessRange{{Region: 0, Length: 24 * 500}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := clientruntest.NewMemFetcher(unitRegions()...)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for n := range 200 {
+				i := uint32((g*200 + n*37) % 1000)
+				res, err := r.Run(context.Background(), f, clientrun.Call{Handler: "follow", Request: u32(i)})
+				if err != nil {
+					errs <- err
+					return
+				}
+				j := (i*7 + 3) % 1000
+				k := (j*7 + 3) % 1000
+				if got := binary.LittleEndian.Uint64(res.Reply); got != uint64(k) {
+					errs <- fmt.Errorf("follow %d: %d, want %d", i, got, k)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if r.Kept() == 0 || r.Kept() > 24*500 {
+		t.Errorf("kept %d bytes, want 1…%d", r.Kept(), 24*500)
 	}
 }

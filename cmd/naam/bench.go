@@ -97,7 +97,9 @@ mixes and flags as kv (rdma: READ the bucket, READ the entry; memcached
 with --against memcached); btree is lookups (updates replace values) in a
 B-link tree of --records keys of --fanout (am: 1 round trip; rdma: a READ
 per level; rdma-cached: the top --cache-levels levels cached at the
-client; client: the lookup handler at the caller, a READ per level).
+client; client: the lookup handler at the caller, a READ per level;
+client-cached: the same with the top --cache-levels levels kept at the
+caller from one lookup to the next).
 offloads installs --programs distinct programs from --tenants tenants and
 reports the probe handler's latency with 1 and with all of them installed
 (p99_ratio), and the install and uninstall times;
@@ -161,7 +163,7 @@ bar shows on a terminal (stderr).`,
 	fl.IntVar(&f.outstanding, "outstanding", 8, "requests in flight per client")
 	fl.DurationVar(&f.duration, "duration", 5*time.Second, "how long each mode runs in all, over its --rounds slices (0: until --ops)")
 	fl.Uint64Var(&f.ops, "ops", 0, "operations per mode (0: until --duration)")
-	fl.StringVar(&f.modes, "modes", "am,rdma", "modes to run, comma-separated: am, rdma; mica and btree also client and auto, btree rdma-cached (its default: am, rdma, rdma-cached, client)")
+	fl.StringVar(&f.modes, "modes", "am,rdma", "modes to run, comma-separated: am, rdma; mica and btree also client and auto, btree rdma-cached and client-cached (its default: am, rdma, rdma-cached, client, client-cached)")
 	fl.StringVar(&f.against, "against", "", "also run the baseline: memcached")
 	fl.BoolVar(&f.xdp, "xdp", false, "null, kv: over a veth pair between two network namespaces (root), the plain UDP ping-pong (null), the user-space node and the XDP tier in one run (bench_xdp.go)")
 	fl.BoolVar(&f.json, "json", false, "print the results as one JSON object")
@@ -173,7 +175,7 @@ bar shows on a terminal (stderr).`,
 	fl.StringVar(&f.progress, "progress", "auto", "progress bar: auto (on a terminal), on or off")
 	fl.Uint32Var(&f.fanout, "fanout", 32, "btree: keys per node (16, 32 or 64)")
 	fl.IntVar(&f.fill, "fill", 0, "btree: keys per node of the bulk load (0: three quarters of the fanout)")
-	fl.IntVar(&f.cacheLevels, "cache-levels", 2, "btree: the levels from the root that rdma-cached clients cache")
+	fl.IntVar(&f.cacheLevels, "cache-levels", 2, "btree: the levels from the root that rdma-cached and client-cached clients cache")
 	fl.IntVar(&f.programs, "programs", 500, "offloads: distinct programs installed")
 	fl.IntVar(&f.tenants, "tenants", 100, "offloads: tenants the programs belong to (round robin)")
 	fl.IntVar(&f.background, "background", 0, "offloads: calls kept in flight to the programs' run handlers while the probe is measured")
@@ -241,18 +243,18 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 		return err
 	}
 	if workloadName == "btree" && !f.modesSet {
-		f.modes = "am,rdma," + modeRDMACached + "," + modeClient
+		f.modes = "am,rdma," + modeRDMACached + "," + modeClient + "," + modeClientCached
 	}
 	modes := strings.Split(f.modes, ",")
 	for _, m := range modes {
-		if m == modeRDMACached && workloadName == "btree" {
+		if (m == modeRDMACached || m == modeClientCached) && workloadName == "btree" {
 			continue
 		}
 		if _, placed := placedMode(m); placed && (workloadName == "mica" || workloadName == "btree") {
 			continue
 		}
 		if m != workload.ModeAM && m != workload.ModeRDMA {
-			return fmt.Errorf("--modes: %q is not am or rdma (memcached comes with --against memcached; rdma-cached is btree's; client and auto are mica's and btree's)", m)
+			return fmt.Errorf("--modes: %q is not am or rdma (memcached comes with --against memcached; rdma-cached and client-cached are btree's; client and auto are mica's and btree's)", m)
 		}
 	}
 	switch f.against {
@@ -357,7 +359,7 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 		}
 		result = s.result
 		note = func() string {
-			return fmt.Sprintf("tree: %d nodes of %d bytes; rdma-cached caches the top %d levels", s.tree.Used(), s.cfg.NodeSize(), f.cacheLevels)
+			return fmt.Sprintf("tree: %d nodes of %d bytes; rdma-cached and client-cached cache the top %d levels", s.tree.Used(), s.cfg.NodeSize(), f.cacheLevels)
 		}
 	default:
 		return fmt.Errorf("%q is not a workload: kv, chase, rpc, mica, btree or offloads", workloadName)

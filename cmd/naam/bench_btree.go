@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/naam-project/naam/bytecode"
-
 	"github.com/naam-project/naam/examples/btree"
 	"github.com/naam-project/naam/examples/call"
 	"github.com/naam-project/naam/host"
@@ -12,8 +11,14 @@ import (
 )
 
 // modeRDMACached is the B-tree's one-sided lookup with the top
-// --cache-levels levels cached at the client (mode rdma caches none).
-const modeRDMACached = "rdma-cached"
+// --cache-levels levels cached at the client (mode rdma caches none);
+// modeClientCached is the lookup handler run at the caller with the same
+// levels kept from one run to the next (host.Peer.KeepAtClient; mode
+// client keeps none).
+const (
+	modeRDMACached   = "rdma-cached"
+	modeClientCached = "client-cached"
+)
 
 // btreeService is a B-tree served by a node, from one caller node.
 type btreeService struct {
@@ -61,11 +66,16 @@ func startBTree(ctx context.Context, server, caller *host.Node, records uint64, 
 // targets returns one workload target per client: am, rdma (a READ per
 // level), rdma-cached (each client its own cache of the top levels), or
 // client and auto (bench_placed.go: the lookup handler at the caller, a
-// READ per level, no level cached from one lookup to the next), and what
-// stops them.
+// READ per level, no level kept from one lookup to the next), or
+// client-cached (the same with the top levels kept at the peer all the
+// clients share), and what stops them.
 func (s *btreeService) targets(ctx context.Context, mode string, clients int) ([]workload.Target, func(), error) {
+	var keep []bytecode.AccessRange
+	if mode == modeClientCached {
+		mode, keep = modeClient, s.tree.UpperLevels(s.cacheLevels)
+	}
 	if pl, ok := placedMode(mode); ok {
-		return placedTargets(ctx, s.server, s.obj, s.cfg.InstallOptions(), pl, s.mac, clients, func(c call.Caller) workload.Target {
+		return placedTargets(ctx, s.server, s.obj, s.cfg.InstallOptions(), pl, s.mac, keep, clients, func(c call.Caller) workload.Target {
 			return btree.Target{C: btree.NewClient(c, s.cfg, s.ids)}
 		})
 	}

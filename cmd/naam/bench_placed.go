@@ -36,10 +36,15 @@ func placedMode(mode string) (host.Placement, bool) {
 
 // dialPlacement dials server at pl with obj added (the object the server
 // installed, with its options), so that obj's client-eligible handlers
-// can run at this side; the keys are --mac's.
-func dialPlacement(ctx context.Context, server *host.Node, obj *bytecode.Object, opts host.InstallOptions, pl host.Placement, mac string) (*host.Peer, error) {
+// can run at this side, keeping keep's bytes from one run there to the
+// next (host.Peer.KeepAtClient; nil: none); the keys are --mac's.
+func dialPlacement(ctx context.Context, server *host.Node, obj *bytecode.Object, opts host.InstallOptions, pl host.Placement, mac string, keep []bytecode.AccessRange) (*host.Peer, error) {
 	p, err := dialMAC(ctx, server.Addr(), 0, nil, mac)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.KeepAtClient(obj, keep); err != nil {
+		p.Close()
 		return nil, err
 	}
 	if err := p.AddObject(obj, opts); err != nil {
@@ -51,11 +56,11 @@ func dialPlacement(ctx context.Context, server *host.Node, obj *bytecode.Object,
 }
 
 // placedTargets are the clients' targets, made by newTarget over one peer
-// dialled at pl (dialPlacement), each counting its runs' round trips
+// dialled at pl (dialPlacement, keeping keep's bytes), each counting its runs' round trips
 // (placedRounds), and what closes the peer.
 func placedTargets(ctx context.Context, server *host.Node, obj *bytecode.Object, opts host.InstallOptions, pl host.Placement, mac string,
-	clients int, newTarget func(call.Caller) workload.Target) ([]workload.Target, func(), error) {
-	p, err := dialPlacement(ctx, server, obj, opts, pl, mac)
+	keep []bytecode.AccessRange, clients int, newTarget func(call.Caller) workload.Target) ([]workload.Target, func(), error) {
+	p, err := dialPlacement(ctx, server, obj, opts, pl, mac, keep)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math/rand/v2"
 	"testing"
 
+	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/examples/btree"
 	"github.com/naam-project/naam/examples/call"
 	"github.com/naam-project/naam/examples/kv"
@@ -34,27 +36,32 @@ func TestBenchPlacedModes(t *testing.T) {
 	}
 }
 
+// nodePair starts a server and a caller node, closed when t ends.
+func nodePair(t *testing.T, name string) (server, client *host.Node) {
+	t.Helper()
+	for i, n := range []**host.Node{&server, &client} {
+		node, err := host.Start(host.Config{Name: name + []string{"-server", "-client"}[i]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { node.Close() })
+		*n = node
+	}
+	return server, client
+}
+
 // TestPlacedAgreesWithNode: the lookup and GET run at the client give what
 // the node gives and what was loaded, a missing key missing alike.
 func TestPlacedAgreesWithNode(t *testing.T) {
 	ctx := context.Background()
-	server, err := host.Start(host.Config{Name: "placed-server"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
-	client, err := host.Start(host.Config{Name: "placed-client"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	server, client := nodePair(t, "placed")
 
 	const records = 500
 	bt, err := startBTree(ctx, server, client, records, 16, 0, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := dialPlacement(ctx, server, bt.obj, bt.cfg.InstallOptions(), host.AtClient, "")
+	p, err := dialPlacement(ctx, server, bt.obj, bt.cfg.InstallOptions(), host.AtClient, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +87,7 @@ func TestPlacedAgreesWithNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mp, err := dialPlacement(ctx, server, ms.obj, ms.cfg.InstallOptions(), host.AtClient, "")
+	mp, err := dialPlacement(ctx, server, ms.obj, ms.cfg.InstallOptions(), host.AtClient, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,4 +104,70 @@ func TestPlacedAgreesWithNode(t *testing.T) {
 	if _, err := mClient.Get(ctx, kv.KeyOf(records+1)); !errors.Is(err, mica.ErrNotFound) {
 		t.Errorf("missing key at the client: %v", err)
 	}
+}
+
+// TestClientCachedDuringInserts: lookups run at the client with the top
+// two levels kept (mode client-cached) give the loaded values in two
+// round trips fewer, and, after host inserts that split leaves, inner
+// nodes and the root under the copies kept, the values of every key, old
+// and new: an old inner node costs a move right, never a wrong answer.
+func TestClientCachedDuringInserts(t *testing.T) {
+	ctx := context.Background()
+	server, client := nodePair(t, "cached")
+
+	const records = 3000
+	bt, err := startBTree(ctx, server, client, records, 16, 16, 2, "") // full nodes: the first inserts split
+	if err != nil {
+		t.Fatal(err)
+	}
+	height := int(bt.tree.Height())
+	keep := bt.tree.UpperLevels(2)
+	p, err := dialPlacement(ctx, server, bt.obj, bt.cfg.InstallOptions(), host.AtClient, "", keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c := btree.NewClient(&placedCaller{p: p}, bt.cfg, bt.ids)
+	want := map[uint64]uint64{}
+	for n := range uint64(records) {
+		want[btree.KeyOf(n)] = btree.ValueOf(n)
+	}
+	check := func(phase string, maxRounds int) {
+		t.Helper()
+		for k, v := range want {
+			var rounds int
+			got, _, err := c.Lookup(context.WithValue(ctx, roundsKey{}, &rounds), k)
+			if err != nil || got != v || rounds > maxRounds {
+				t.Fatalf("%s: lookup %#x: %#x in %d round trips, %v; want %#x in at most %d", phase, k, got, rounds, err, v, maxRounds)
+			}
+		}
+	}
+	check("first pass", height)    // the kept levels fill
+	check("second pass", height-2) // the top two levels kept: the levels below
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 500 {
+		k := btree.KeyOf(rng.Uint64N(records)) + 1 + rng.Uint64N(btree.KeyStride-1)
+		v := rng.Uint64()
+		if _, err := bt.tree.Insert(k, v); err != nil {
+			t.Fatal(err)
+		}
+		want[k] = v
+	}
+	if h := int(bt.tree.Height()); h != height+1 {
+		t.Fatalf("height %d after the inserts, want %d (a root split)", h, height+1)
+	}
+	// The copies kept are of the tree before the inserts: moves right
+	// cost a round trip or two more.
+	check("after the inserts", height+2)
+	if k := keptBytes(keep); k == 0 {
+		t.Fatal("nothing to keep")
+	}
+}
+
+func keptBytes(ranges []bytecode.AccessRange) uint64 {
+	var n uint64
+	for _, r := range ranges {
+		n += uint64(r.Length)
+	}
+	return n
 }

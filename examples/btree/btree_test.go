@@ -224,7 +224,41 @@ func TestBulkLoad(t *testing.T) {
 			if uncached.Cached() != 0 {
 				t.Errorf("the uncached client holds %d nodes", uncached.Cached())
 			}
+			checkUpperLevels(t, s.tree)
 		})
+	}
+}
+
+// checkUpperLevels: UpperLevels(k) is the nodes of the top k levels, the
+// root's included, and never a leaf, whatever k.
+func checkUpperLevels(t *testing.T, tr *Tree) {
+	t.Helper()
+	H := int(tr.Height())
+	for k := range H + 2 {
+		ranges := tr.UpperLevels(k)
+		if k == 0 || H == 1 {
+			if ranges != nil {
+				t.Errorf("UpperLevels(%d) of a %d-level tree: %v", k, H, ranges)
+			}
+			continue
+		}
+		size := tr.cfg.NodeSize()
+		in := map[uint32]bool{}
+		for _, r := range ranges {
+			if r.Region != 0 || (uint64(r.Offset)-HeaderSize)%size != 0 || uint64(r.Length)%size != 0 {
+				t.Fatalf("UpperLevels(%d): range %+v is not whole nodes", k, r)
+			}
+			first := uint32((uint64(r.Offset) - HeaderSize) / size)
+			for n := range uint32(uint64(r.Length) / size) {
+				in[first+n] = true
+			}
+		}
+		lowest := max(H-k, 1)
+		for n := range tr.Used() {
+			if want := int(tr.readNode(n).level) >= lowest; in[n] != want {
+				t.Fatalf("UpperLevels(%d) of a %d-level tree: node %d (level %d) in: %v", k, H, n, tr.readNode(n).level, in[n])
+			}
+		}
 	}
 }
 

@@ -3,8 +3,10 @@
 // Distributed B-Tree Store", USENIX ATC'16): a B-link tree of 8-byte keys
 // and values whose lookups run on the server in one active message
 // (Client: the lookup, scan and update handlers of btree.naam, embedded)
-// or at the client, with one READ per level and the upper levels cached
-// (RDMAClient).
+// or at the client, with one READ per level and the upper levels cached:
+// the lookup handler itself run at the caller (host.AtClient, with
+// Tree.UpperLevels kept there by host.Peer.KeepAtClient), or a descent in
+// Go (RDMAClient).
 //
 // The tree (btree.naam has the protocol):
 //
@@ -19,7 +21,8 @@
 // holds only keys below its high fence, so a reader that meets a node a
 // split has just halved moves right (a B-link tree). Writers hold a node
 // by its version (a sequence lock, taken with a compare-and-swap);
-// handlers check the version around their reads, one-sided readers check
+// handlers check the version around their reads, and that version_end
+// equals it (a handler run at the client reads a copy), one-sided readers
 // that the version and version_end they READ are even and equal.
 //
 // What it owns: the program source and its parameters (Config, Compile,
@@ -35,7 +38,6 @@
 // the handlers look up, scan and replace values of keys that are there,
 // and nothing deletes. A scan returns at most Config.Scan pairs a
 // message. The one-sided update leaves its leaf locked if the client dies
-// part way. The client-side traversal is Go code here (RDMAClient); it is
-// the lookup handler's own descent, which the runtime will run at the
-// client once handlers can run there.
+// part way. Tree.UpperLevels is the levels as BulkLoad laid them: inner
+// nodes that inserts allocate later are not among them.
 package btree

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/naam-project/naam/bytecode"
 )
 
 // Tree is host-side access to a tree's region bytes (host.Region.Bytes on
@@ -21,6 +23,10 @@ type Tree struct {
 	cfg Config
 	mem []byte
 	mu  sync.Mutex
+	// loaded is where BulkLoad laid the levels: the first node of level
+	// i at loaded[i] (the leaves' at 0), and one past its last inner node
+	// at the end; nil before a bulk load.
+	loaded []uint32
 }
 
 // NewTree wraps mem, which must hold at least cfg.RegionSize() bytes and
@@ -193,6 +199,7 @@ func (t *Tree) BulkLoad(keys, vals []uint64, fill int) error {
 			break
 		}
 		first := t.Used()
+		t.loaded = append(t.loaded, first)
 		atomic.StoreUint32(t.u32(HeaderUsed), first+uint32(chunks))
 		upKeys, upVals := make([]uint64, chunks), make([]uint64, chunks)
 		for c := range chunks {
@@ -207,9 +214,37 @@ func (t *Tree) BulkLoad(keys, vals []uint64, fill int) error {
 		keys, vals = upKeys, upVals
 		level++
 	}
+	t.loaded = append(t.loaded, t.Used())
 	atomic.StoreUint32(t.u32(HeaderHeight), level+1)
 	atomic.StoreUint64(t.u64(HeaderKeys), total)
 	return nil
+}
+
+// UpperLevels returns the bytes of the top levels of the tree as BulkLoad
+// laid them, as ranges of the program's region (index 0): the root, node
+// 0, and the nodes of the levels-1 levels below it, which BulkLoad
+// allocated last and together. They are inner nodes for as long as the
+// tree lives (a node's level never changes, but node 0's, which only
+// rises), so a caller may keep them from one lookup to the next
+// (clientrun.Config.Keep, peer.Peer.KeepAtClient): a split moves keys to
+// a new node on the right and frees none, so an old copy costs at most a
+// move right. The leaves are never among them: levels is at most the
+// height less one, and nil is returned for a tree that was not bulk
+// loaded or is a lone leaf.
+func (t *Tree) UpperLevels(levels int) []bytecode.AccessRange {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	inner := len(t.loaded) - 2 // the inner levels BulkLoad allocated below the root
+	if inner < 0 || levels < 1 {
+		return nil
+	}
+	size := t.cfg.NodeSize()
+	out := []bytecode.AccessRange{{Offset: uint32(t.cfg.NodeOffset(0)), Length: uint32(size)}}
+	if below := min(levels-1, inner); below > 0 {
+		first, end := t.loaded[len(t.loaded)-1-below], t.loaded[len(t.loaded)-1]
+		out = append(out, bytecode.AccessRange{Offset: uint32(t.cfg.NodeOffset(first)), Length: uint32(uint64(end-first) * size)})
+	}
+	return out
 }
 
 // Insert puts key with value into the tree, or replaces the value of key

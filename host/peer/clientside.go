@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/naam-project/naam/bytecode"
@@ -63,6 +64,37 @@ func (p *Peer) AddObject(obj *bytecode.Object, opts wire.InstallOptions) error {
 	last := p.described
 	p.mu.RUnlock()
 	return p.load(last)
+}
+
+// KeepAtClient names ranges of obj's regions (by the object's region
+// index, bytecode.AccessRange) whose bytes the runs of its handlers at
+// the client keep from one run to the next and read again without a READ
+// (clientrun.Config.Keep): data whose readers tolerate an old copy and
+// check a copy's consistency themselves, such as a B-link tree's inner
+// nodes (btree.Tree.UpperLevels). nil keeps nothing. It drops what runs
+// of obj kept so far; a run that used kept bytes and failed drops them
+// too. obj is matched by its digest, as AddObject matches it.
+func (p *Peer) KeepAtClient(obj *bytecode.Object, ranges []bytecode.AccessRange) error {
+	if obj == nil {
+		return errors.New("host: KeepAtClient: nil object")
+	}
+	if err := clientrun.CheckKeep(obj, ranges); err != nil {
+		return fmt.Errorf("host: KeepAtClient: %w", err)
+	}
+	d, err := objectDigest(obj)
+	if err != nil {
+		return fmt.Errorf("host: KeepAtClient: %w", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.keep == nil {
+		p.keep = map[uint64][]bytecode.AccessRange{}
+	}
+	p.keep[d] = slices.Clone(ranges)
+	if r := p.runners[d]; r != nil {
+		return r.Keep(ranges)
+	}
+	return nil
 }
 
 // keepObject records obj for runs at the client; the next load links it.
@@ -128,7 +160,7 @@ func (p *Peer) clientProgramFor(prog wire.ProgramDesc, regions map[string]wire.R
 	if runner == nil {
 		var err error
 		// A fetch past the declared ranges brings one READ's worth.
-		runner, err = clientrun.New(ko.obj, proofs, clientrun.Config{FetchSize: rangeChunk, ReplySize: wire.MaxPayload})
+		runner, err = clientrun.New(ko.obj, proofs, clientrun.Config{FetchSize: rangeChunk, ReplySize: wire.MaxPayload, Keep: p.keep[prog.Digest]})
 		if err != nil {
 			return nil
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -372,5 +373,60 @@ func TestPlacementGo(t *testing.T) {
 	h, _ := p.Handler(ctx, "bump")
 	if s := h.PlacementStats(); s.Client != calls || s.Node != 0 {
 		t.Errorf("%+v", s)
+	}
+}
+
+// TestKeepAtClient: the ranges KeepAtClient names serve later runs at the
+// client from the bytes kept (old ones, after the node's change) until
+// they are replaced; bad ranges are refused.
+func TestKeepAtClient(t *testing.T) {
+	n, r, obj := placedNode(t)
+	p := dialPlaced(t, n, obj, peer.Config{Placement: peer.AtClient})
+	ctx := testContext(t)
+	get := func(slot uint64) (uint64, int) {
+		t.Helper()
+		h, err := p.Handler(ctx, "get")
+		if err != nil {
+			t.Fatal(err)
+		}
+		reply, info, err := p.CallPlaced(ctx, h, binary.LittleEndian.AppendUint64(nil, slot), peer.AtClient)
+		if err != nil || info.Placement != peer.AtClient {
+			t.Fatalf("get %d: %v at %v", slot, err, info.Placement)
+		}
+		return binary.LittleEndian.Uint64(reply), info.RoundTrips
+	}
+	// Slots 0…3 are kept (the runner exists: AddObject made it).
+	if err := p.KeepAtClient(obj, []bytecode.AccessRange{{Region: 0, Offset: 0, Length: 32}}); err != nil {
+		t.Fatal(err)
+	}
+	if v, rt := get(2); v != 200 || rt != 1 {
+		t.Fatalf("first get 2: %d in %d round trips", v, rt)
+	}
+	binary.LittleEndian.PutUint64(r.Bytes()[16:], 222)
+	binary.LittleEndian.PutUint64(r.Bytes()[8*9:], 999)
+	if v, rt := get(2); v != 200 || rt != 0 {
+		t.Fatalf("kept get 2: %d in %d round trips, want the kept 200 in 0", v, rt)
+	}
+	if v, rt := get(9); v != 999 || rt != 1 {
+		t.Fatalf("get 9 (not kept): %d in %d round trips", v, rt)
+	}
+	if err := p.KeepAtClient(obj, nil); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := get(2); v != 222 {
+		t.Fatalf("get 2 after KeepAtClient(nil): %d, want 222", v)
+	}
+	for _, tc := range []struct {
+		obj    *bytecode.Object
+		ranges []bytecode.AccessRange
+		want   string
+	}{
+		{nil, nil, "nil object"},
+		{obj, []bytecode.AccessRange{{Region: 0, Offset: 120, Length: 16}}, "keep range 0: bytes 120…136"},
+		{obj, []bytecode.AccessRange{{Region: 0, Length: 8}, {Region: 1, Length: 8}}, "keep range 1: region 1"},
+	} {
+		if err := p.KeepAtClient(tc.obj, tc.ranges); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("KeepAtClient(%v): %v, want %q", tc.ranges, err, tc.want)
+		}
 	}
 }
