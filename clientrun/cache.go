@@ -17,6 +17,12 @@ type fetchRun struct {
 	stats   Stats
 	regions []*regionCache
 	kept    *keptStore // the runner's; nil in the cache's own test
+	// keptGen and keepRanges are the store's as the run began; collected
+	// is the copies of what the run fetched in keepRanges, which the
+	// store takes if the run replies.
+	keptGen    uint64
+	keepRanges []bytecode.AccessRange
+	collected  []Read
 }
 
 // regionCache is what a run holds of one region: the bytes fetched so far,
@@ -190,8 +196,8 @@ func (r *fetchRun) fetch(ranges []bytecode.AccessRange, extra bool) error {
 	for _, rd := range reads {
 		r.regions[rd.Region].insert(rd.Offset, rd.Dst)
 	}
-	if r.kept != nil {
-		r.kept.keep(reads)
+	if len(r.keepRanges) > 0 {
+		r.collected = append(r.collected, collect(r.keepRanges, reads)...)
 	}
 	return nil
 }
@@ -199,8 +205,8 @@ func (r *fetchRun) fetch(ranges []bytecode.AccessRange, extra bool) error {
 // takeKept copies into the run what the runner kept of ranges (none of
 // them held) and returns what is still missing of them.
 func (r *fetchRun) takeKept(ranges []bytecode.AccessRange) []bytecode.AccessRange {
-	if r.kept == nil || len(ranges) == 0 {
-		return ranges
+	if r.kept == nil || len(r.keepRanges) == 0 || len(ranges) == 0 {
+		return ranges // nothing kept, or nothing to take
 	}
 	n := r.kept.serve(r, ranges)
 	if n == 0 {

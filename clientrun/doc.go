@@ -26,6 +26,11 @@
 //     the node returned;
 //  4. returns the handler's result and what it cost (Stats).
 //
+// A Runner may keep bytes from one run to the next (Config.Keep): the
+// ranges named there that runs which replied fetched, which later runs
+// read without a round trip, for data whose readers tolerate an old copy
+// (a B-link tree's inner nodes).
+//
 // The package reaches the node only through a Fetcher, so it depends on
 // no network package; clientruntest has one over byte slices, for tests.
 // It never writes region memory but through the Fetcher's atomics.

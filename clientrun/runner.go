@@ -45,15 +45,15 @@ type Config struct {
 	// (Runner.Keep changes them): data whose readers tolerate an old copy
 	// and check a copy's consistency themselves, such as a B-link tree's
 	// inner nodes (a split moves keys right and never frees a node, so an
-	// old node costs at most a move right, and a node's two versions show
-	// a copy a writer tore). Bytes outside them are fetched by every run.
-	// A run that used kept bytes and did not reply (a fail, a fault, an
-	// error) drops them all (Runner.Forget), so that an old or torn copy
-	// that made a handler fail is fetched afresh by the next run; a
-	// handler that replies from a torn copy without failing is not
-	// protected, so name only ranges whose handlers check. The bytes kept
-	// are at most the ranges' total.
-	Keep []bytecode.AccessRange
+	// old node costs moves right, and a node's two versions show a copy a
+	// writer tore). Bytes outside them are fetched by every run. Only a
+	// run that replies adds what it fetched; a run that used kept bytes
+	// and faulted or failed with one of Keep.DropOn's codes drops them all
+	// (Runner.Forget), so that the next run fetches afresh. A handler that
+	// replies from a torn copy without failing is not protected, so name
+	// only ranges whose handlers check. The bytes kept are at most the
+	// ranges' total.
+	Keep Keep
 	// Env serves the now and random helpers of the handlers (it must be
 	// safe for concurrent use if Run is); nil means a vm.LocalEnv per
 	// machine. Client-eligible handlers never trace, send or forward.
@@ -91,9 +91,9 @@ type Stats struct {
 	// RoundTrips counts every round trip to the node: the declared batch,
 	// the extra reads and the atomics.
 	RoundTrips int
-	// Declared is how many ranges the first round trip fetched, after
-	// merging those that overlap or touch (0: no round trip for them,
-	// none declared or all of them kept).
+	// Declared is how many ranges the declaration came to, after merging
+	// those that overlap or touch, when the first round trip fetched any
+	// of them (0: no round trip for them, none declared or all kept).
 	Declared int
 	// ExtraReads counts the round trips that fetched bytes the handler
 	// read beyond its declaration.
@@ -187,13 +187,13 @@ func New(obj *bytecode.Object, proofs []Proof, cfg Config) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clientrun: %w", err)
 	}
-	keep, err := checkKeep(obj, cfg.Keep)
+	keep, err := checkKeep(obj, cfg.Keep.Ranges)
 	if err != nil {
 		return nil, err
 	}
 	r := &Runner{obj: obj, prog: prog, proofs: slices.Clone(proofs), cfg: cfg.withDefaults()}
-	r.cfg.Keep = nil // the store holds them
-	r.kept.reset(keep, len(obj.Regions))
+	r.cfg.Keep = Keep{} // the store holds it
+	r.kept.reset(keep, cfg.Keep.DropOn, len(obj.Regions))
 	r.machines.New = func() any {
 		env := r.cfg.Env
 		if env == nil {
@@ -225,15 +225,15 @@ func (refusing) Send(uint64, uint32, []byte) error { return errClientSend }
 func (refusing) Forward(uint64, uint32) error      { return errClientSend }
 func (refusing) Trace([]byte)                      {}
 
-// Keep replaces the ranges the runner keeps from one run to the next
-// (Config.Keep) and drops the bytes it kept; nil keeps nothing. Runs
-// under way finish with the bytes they hold.
-func (r *Runner) Keep(ranges []bytecode.AccessRange) error {
-	keep, err := checkKeep(r.obj, ranges)
+// Keep replaces what the runner keeps from one run to the next
+// (Config.Keep) and drops the bytes it kept; the zero Keep keeps nothing.
+// Runs under way finish with the bytes they hold and add none.
+func (r *Runner) Keep(k Keep) error {
+	keep, err := checkKeep(r.obj, k.Ranges)
 	if err != nil {
 		return err
 	}
-	r.kept.reset(keep, len(r.obj.Regions))
+	r.kept.reset(keep, k.DropOn, len(r.obj.Regions))
 	return nil
 }
 
@@ -287,6 +287,7 @@ func (r *Runner) Run(ctx context.Context, f Fetcher, call Call) (Result, error) 
 	defer r.machines.Put(pm)
 
 	run := &fetchRun{ctx: ctx, f: f, cfg: &r.cfg, kept: &r.kept}
+	run.keptGen, run.keepRanges = r.kept.begin()
 	mems := make([]vm.RegionMem, len(r.obj.Regions))
 	for i, or := range r.obj.Regions {
 		c := &regionCache{run: run, index: uint32(i), size: uint32(or.Size)}
@@ -311,8 +312,11 @@ func (r *Runner) Run(ctx context.Context, f Fetcher, call Call) (Result, error) 
 		inv.Reply = alignedBuffer(call.ReplySize)
 	}
 	res, err := pm.m.Invoke(r.prog, &inv)
-	if run.stats.KeptBytes > 0 && (err != nil || res.Outcome != bytecode.OutcomeReply) {
-		r.Forget()
+	switch {
+	case err == nil && res.Outcome == bytecode.OutcomeReply:
+		r.kept.commit(run.keptGen, run.collected)
+	case run.stats.KeptBytes > 0:
+		r.kept.failed(run.keptGen, res.Code, err != nil || res.Outcome != bytecode.OutcomeError)
 	}
 	res.Reply = append([]byte(nil), res.Reply...)
 	if len(res.Reply) == 0 {

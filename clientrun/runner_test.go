@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/clientrun"
@@ -78,6 +80,18 @@ handler inc(i: u32) -> (old: u64, now: u64) {
     old = atomic_add(&counts[i % 64], 3)
     now = counts[i % 64]
     return
+}
+
+// Fails with 5 or 6 for a rec whose a says so: a fail after a read.
+handler pick(i: u32) -> u64 reads recs[i] {
+    let a = recs[i].a
+    if a == 5000 {
+        fail(5)
+    }
+    if a == 6000 {
+        fail(6)
+    }
+    return a
 }
 
 handler store(i: u32) -> u64 {
@@ -271,8 +285,10 @@ func TestRunMaxBytes(t *testing.T) {
 }
 
 // TestRunKeep: bytes of the Keep ranges serve later runs without a READ,
-// bytes outside them are fetched by every run, a run that fails after
-// using kept bytes drops them, and Keep and Forget change what is kept.
+// bytes outside them are fetched by every run, only runs that reply add
+// to them, a run that fails after using kept bytes drops them when its
+// failure is a fault or one of DropOn's codes, and Keep and Forget change
+// what is kept.
 func TestRunKeep(t *testing.T) {
 	ctx := context.Background()
 	regions := unitRegions()
@@ -284,7 +300,7 @@ func TestRunKeep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := clientrun.New(obj, proofs, clientrun.Config{FetchSize: 24, Keep: keep})
+	r, err := clientrun.New(obj, proofs, clientrun.Config{FetchSize: 24, Keep: clientrun.Keep{Ranges: keep, DropOn: []int32{6}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +365,7 @@ func TestRunKeep(t *testing.T) {
 	// A read of kept bytes fetches nothing, even where the bytes a fetch
 	// would bring ahead of it (FetchSize 512 here) are not kept: plain
 	// reads rec 99's b, the last kept, then rec 99 again.
-	ahead, err := clientrun.New(obj, proofs, clientrun.Config{FetchSize: 512, Keep: keep})
+	ahead, err := clientrun.New(obj, proofs, clientrun.Config{FetchSize: 512, Keep: clientrun.Keep{Ranges: keep}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,39 +376,70 @@ func TestRunKeep(t *testing.T) {
 		}
 	}
 
-	// Keep(nil) keeps nothing; bad ranges are refused with their index.
-	if err := r.Keep(nil); err != nil {
+	// Only a run that replies adds what it fetched: pick 7 fails (its a
+	// is 5000) and keeps nothing. pair 6 replies and keeps recs 6…8, and
+	// then pick 7 and pick 8 fail with their kept copies' codes: 5, not
+	// one of DropOn's, keeps them; 6 drops them.
+	binary.LittleEndian.PutUint64(regions[0][24*7:], 5000)
+	binary.LittleEndian.PutUint64(regions[0][24*8:], 6000)
+	if res := run("pick", 7); res.Code != 5 || r.Kept() != 0 {
+		t.Fatalf("pick 7: code %d, kept %d bytes; want 5, 0", res.Code, r.Kept())
+	}
+	run("pair", 6)
+	if r.Kept() != 3*24 {
+		t.Fatalf("kept %d bytes after pair 6, want %d", r.Kept(), 3*24)
+	}
+	if res := run("pick", 7); res.Code != 5 || res.Stats.KeptBytes != 24 || r.Kept() != 3*24 {
+		t.Fatalf("pick 7 from the copy: code %d, %+v, kept %d bytes; want 5, the copy, all kept", res.Code, res.Stats, r.Kept())
+	}
+	if res := run("pick", 8); res.Code != 6 || res.Stats.KeptBytes != 24 || r.Kept() != 0 {
+		t.Fatalf("pick 8 from the copy: code %d, %+v, kept %d bytes; want 6, the copy, none kept", res.Code, res.Stats, r.Kept())
+	}
+	// Without DropOn every fail drops them.
+	if err := r.Keep(clientrun.Keep{Ranges: keep}); err != nil {
+		t.Fatal(err)
+	}
+	run("pair", 6)
+	if res := run("pick", 7); res.Code != 5 || res.Stats.KeptBytes != 24 || r.Kept() != 0 {
+		t.Fatalf("pick 7, no DropOn: code %d, %+v, kept %d bytes; want 5, none kept", res.Code, res.Stats, r.Kept())
+	}
+
+	// The zero Keep keeps nothing; bad ranges are refused with their index.
+	if err := r.Keep(clientrun.Keep{}); err != nil {
 		t.Fatal(err)
 	}
 	run("checked", 5)
 	if r.Kept() != 0 {
-		t.Fatalf("Keep(nil): kept %d bytes", r.Kept())
+		t.Fatalf("the zero Keep: kept %d bytes", r.Kept())
 	}
 	for _, bad := range [][]bytecode.AccessRange{
 		{{Region: 2, Offset: 0, Length: 8}},
 		{{Region: 0, Offset: 0, Length: 8}, {Region: 1, Offset: 500, Length: 16}},
 	} {
-		if err := r.Keep(bad); err == nil || !strings.Contains(err.Error(), "keep range") {
+		if err := r.Keep(clientrun.Keep{Ranges: bad}); err == nil || !strings.Contains(err.Error(), "keep range") {
 			t.Errorf("Keep(%v): %v", bad, err)
 		}
 	}
 }
 
-// TestRunKeepConcurrent: runs that share what the runner keeps, at once
-// (go test -race checks them), all see the region's bytes.
+// TestRunKeepConcurrent: runs that share what the runner keeps, at once,
+// while another goroutine forgets and replaces it (go test -race checks
+// them), all see the region's bytes, and most take some from the runner.
 func TestRunKeepConcurrent(t *testing.T) {
 	obj := unitObject(t)
 	proofs, _, err := clientruntest.Proofs(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := clientrun.New(obj, proofs, clientrun.Config{FetchSize: 100, Keep: []bytecode.AccessRange{{Region: 0, Length: 24 * 500}}})
+	keep := clientrun.Keep{Ranges: []bytecode.AccessRange{{Region: 0, Length: 24 * 500}}}
+	r, err := clientrun.New(obj, proofs, clientrun.Config{FetchSize: 100, Keep: keep})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := clientruntest.NewMemFetcher(unitRegions()...)
 	var wg sync.WaitGroup
-	errs := make(chan error, 8)
+	var served atomic.Int64
+	errs := make(chan error, 9)
 	for g := range 8 {
 		wg.Go(func() {
 			for n := range 200 {
@@ -401,6 +448,9 @@ func TestRunKeepConcurrent(t *testing.T) {
 				if err != nil {
 					errs <- err
 					return
+				}
+				if res.Stats.KeptBytes > 0 {
+					served.Add(1)
 				}
 				j := (i*7 + 3) % 1000
 				k := (j*7 + 3) % 1000
@@ -411,12 +461,26 @@ func TestRunKeepConcurrent(t *testing.T) {
 			}
 		})
 	}
+	wg.Go(func() {
+		for n := range 20 {
+			if n%2 == 0 {
+				r.Forget()
+			} else if err := r.Keep(keep); err != nil {
+				errs <- err
+				return
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	})
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		t.Error(err)
 	}
-	if r.Kept() == 0 || r.Kept() > 24*500 {
-		t.Errorf("kept %d bytes, want 1…%d", r.Kept(), 24*500)
+	if n := served.Load(); n < 800 {
+		t.Errorf("%d of 1,600 runs took bytes the runner kept, want most", n)
+	}
+	if r.Kept() > 24*500 {
+		t.Errorf("kept %d bytes, at most %d", r.Kept(), 24*500)
 	}
 }

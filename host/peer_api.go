@@ -27,6 +27,10 @@ type PeerProgram = peer.Program
 // PeerRegion is a region registered on a peer for the tenant (peer.Region).
 type PeerRegion = peer.Region
 
+// Keep is what a peer's runs at the client keep from one run to the next
+// (peer.Keep, clientrun.Keep; Peer.KeepAtClient).
+type Keep = peer.Keep
+
 // Counter is one of a node's counters, by name (spec/nic.md, Stats).
 type Counter = peer.Counter
 

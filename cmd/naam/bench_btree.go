@@ -70,9 +70,9 @@ func startBTree(ctx context.Context, server, caller *host.Node, records uint64, 
 // client-cached (the same with the top levels kept at the peer all the
 // clients share), and what stops them.
 func (s *btreeService) targets(ctx context.Context, mode string, clients int) ([]workload.Target, func(), error) {
-	var keep []bytecode.AccessRange
+	var keep host.Keep
 	if mode == modeClientCached {
-		mode, keep = modeClient, s.tree.UpperLevels(s.cacheLevels)
+		mode, keep = modeClient, host.Keep{Ranges: s.tree.UpperLevels(s.cacheLevels), DropOn: []int32{btree.CodeBusy, btree.CodeTooDeep}}
 	}
 	if pl, ok := placedMode(mode); ok {
 		return placedTargets(ctx, s.server, s.obj, s.cfg.InstallOptions(), pl, s.mac, keep, clients, func(c call.Caller) workload.Target {

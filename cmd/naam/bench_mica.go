@@ -63,7 +63,7 @@ func (s *micaService) targets(ctx context.Context, mode string, clients int) ([]
 	m := new(mica.Misses)
 	s.misses[mode] = m
 	if pl, ok := placedMode(mode); ok {
-		return placedTargets(ctx, s.server, s.obj, s.cfg.InstallOptions(), pl, s.mac, nil, clients, func(c call.Caller) workload.Target {
+		return placedTargets(ctx, s.server, s.obj, s.cfg.InstallOptions(), pl, s.mac, host.Keep{}, clients, func(c call.Caller) workload.Target {
 			return mica.Target{C: mica.NewClient(c, s.cfg, s.ids), Misses: m}
 		})
 	}

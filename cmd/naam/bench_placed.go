@@ -37,8 +37,8 @@ func placedMode(mode string) (host.Placement, bool) {
 // dialPlacement dials server at pl with obj added (the object the server
 // installed, with its options), so that obj's client-eligible handlers
 // can run at this side, keeping keep's bytes from one run there to the
-// next (host.Peer.KeepAtClient; nil: none); the keys are --mac's.
-func dialPlacement(ctx context.Context, server *host.Node, obj *bytecode.Object, opts host.InstallOptions, pl host.Placement, mac string, keep []bytecode.AccessRange) (*host.Peer, error) {
+// next (host.Peer.KeepAtClient; the zero Keep: none); the keys are --mac's.
+func dialPlacement(ctx context.Context, server *host.Node, obj *bytecode.Object, opts host.InstallOptions, pl host.Placement, mac string, keep host.Keep) (*host.Peer, error) {
 	p, err := dialMAC(ctx, server.Addr(), 0, nil, mac)
 	if err != nil {
 		return nil, err
@@ -59,7 +59,7 @@ func dialPlacement(ctx context.Context, server *host.Node, obj *bytecode.Object,
 // dialled at pl (dialPlacement, keeping keep's bytes), each counting its runs' round trips
 // (placedRounds), and what closes the peer.
 func placedTargets(ctx context.Context, server *host.Node, obj *bytecode.Object, opts host.InstallOptions, pl host.Placement, mac string,
-	keep []bytecode.AccessRange, clients int, newTarget func(call.Caller) workload.Target) ([]workload.Target, func(), error) {
+	keep host.Keep, clients int, newTarget func(call.Caller) workload.Target) ([]workload.Target, func(), error) {
 	p, err := dialPlacement(ctx, server, obj, opts, pl, mac, keep)
 	if err != nil {
 		return nil, nil, err

@@ -279,7 +279,7 @@ func runKVPlacement(ctx context.Context, stdout, stderr io.Writer, f benchFlags,
 // dialPlaced dials server for the kv service s with placement pl, its
 // objects added so that the GET can run at the client.
 func dialPlaced(ctx context.Context, server *host.Node, s *kvService, pl host.Placement, mac string) (*host.Peer, *host.Handler, error) {
-	p, err := dialPlacement(ctx, server, s.obj, s.cfg.InstallOptions(), pl, mac, nil)
+	p, err := dialPlacement(ctx, server, s.obj, s.cfg.InstallOptions(), pl, mac, host.Keep{})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -229,6 +229,21 @@ func TestBulkLoad(t *testing.T) {
 	}
 }
 
+// TestUpperLevelsAfterEmptyLoad: a bulk load of nothing leaves the tree
+// empty, so a second load is allowed; UpperLevels is the second's.
+func TestUpperLevelsAfterEmptyLoad(t *testing.T) {
+	s := start(t, Config{Fanout: 16, Nodes: NodesFor(5000, 16)}, func(tr *Tree) error {
+		if err := Load(tr, 0, 0); err != nil {
+			return err
+		}
+		return Load(tr, 5000, 16)
+	})
+	if s.tree.Height() != 4 {
+		t.Fatalf("height %d, want 4", s.tree.Height())
+	}
+	checkUpperLevels(t, s.tree)
+}
+
 // checkUpperLevels: UpperLevels(k) is the nodes of the top k levels, the
 // root's included, and never a leaf, whatever k.
 func checkUpperLevels(t *testing.T, tr *Tree) {

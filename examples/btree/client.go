@@ -52,7 +52,10 @@ func NewClient(c call.Caller, cfg Config, ids HandlerIDs) *Client {
 }
 
 func (c *Client) do(ctx context.Context, handler uint32, req []byte, rep *Reply) ([]byte, error) {
-	h := retry.Handler{Caller: c.caller, Busy: CodeBusy, Tries: c.Retries, Codes: codeErrors, What: "btree: handler failed"}
+	// TOO_DEEP once more: a descent at the client from old copies of the
+	// upper levels (Tree.UpperLevels) may need more moves right than a lookup
+	// visits; the failed run dropped them.
+	h := retry.Handler{Caller: c.caller, Busy: CodeBusy, Tries: c.Retries, Codes: codeErrors, What: "btree: handler failed", Again: CodeTooDeep}
 	return h.Call(ctx, handler, req, &rep.RoundTrips)
 }
 

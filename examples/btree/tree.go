@@ -192,6 +192,7 @@ func (t *Tree) BulkLoad(keys, vals []uint64, fill int) error {
 	}
 	total := uint64(len(keys))
 	level := uint32(0)
+	var loaded []uint32
 	for {
 		chunks := (len(keys) + fill - 1) / fill
 		if chunks <= 1 {
@@ -199,7 +200,7 @@ func (t *Tree) BulkLoad(keys, vals []uint64, fill int) error {
 			break
 		}
 		first := t.Used()
-		t.loaded = append(t.loaded, first)
+		loaded = append(loaded, first)
 		atomic.StoreUint32(t.u32(HeaderUsed), first+uint32(chunks))
 		upKeys, upVals := make([]uint64, chunks), make([]uint64, chunks)
 		for c := range chunks {
@@ -214,7 +215,7 @@ func (t *Tree) BulkLoad(keys, vals []uint64, fill int) error {
 		keys, vals = upKeys, upVals
 		level++
 	}
-	t.loaded = append(t.loaded, t.Used())
+	t.loaded = append(loaded, t.Used()) // an empty load before this one laid nothing
 	atomic.StoreUint32(t.u32(HeaderHeight), level+1)
 	atomic.StoreUint64(t.u64(HeaderKeys), total)
 	return nil
@@ -226,11 +227,13 @@ func (t *Tree) BulkLoad(keys, vals []uint64, fill int) error {
 // allocated last and together. They are inner nodes for as long as the
 // tree lives (a node's level never changes, but node 0's, which only
 // rises), so a caller may keep them from one lookup to the next
-// (clientrun.Config.Keep, peer.Peer.KeepAtClient): a split moves keys to
-// a new node on the right and frees none, so an old copy costs at most a
-// move right. The leaves are never among them: levels is at most the
-// height less one, and nil is returned for a tree that was not bulk
-// loaded or is a lone leaf.
+// (clientrun.Keep, host.Peer.KeepAtClient, dropped on CodeBusy and
+// CodeTooDeep): a split moves keys to a new node on the right and frees
+// none, so an old copy costs moves right, and a descent that needs more
+// than a lookup may make fails CodeTooDeep, which Client tries once more.
+// The leaves are never among them: levels is at most the height less
+// one, and nil is returned for a tree that was not bulk loaded or is a
+// lone leaf.
 func (t *Tree) UpperLevels(levels int) []bytecode.AccessRange {
 	t.mu.Lock()
 	defer t.mu.Unlock()

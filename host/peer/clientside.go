@@ -66,33 +66,40 @@ func (p *Peer) AddObject(obj *bytecode.Object, opts wire.InstallOptions) error {
 	return p.load(last)
 }
 
-// KeepAtClient names ranges of obj's regions (by the object's region
-// index, bytecode.AccessRange) whose bytes the runs of its handlers at
-// the client keep from one run to the next and read again without a READ
-// (clientrun.Config.Keep): data whose readers tolerate an old copy and
-// check a copy's consistency themselves, such as a B-link tree's inner
-// nodes (btree.Tree.UpperLevels). nil keeps nothing. It drops what runs
-// of obj kept so far; a run that used kept bytes and failed drops them
-// too. obj is matched by its digest, as AddObject matches it.
-func (p *Peer) KeepAtClient(obj *bytecode.Object, ranges []bytecode.AccessRange) error {
+// Keep is what runs at the client keep from one run to the next
+// (clientrun.Keep): ranges of an object's regions and the fail codes that
+// drop them.
+type Keep = clientrun.Keep
+
+// KeepAtClient gives the runs of obj's handlers at the client what to
+// keep from one run to the next (clientrun.Keep: ranges of the object's
+// regions, by region index, whose bytes a later run reads again without
+// a READ, and the fail codes that drop them): data whose readers tolerate
+// an old copy and check a copy's consistency themselves, such as a
+// B-link tree's inner nodes (btree.Tree.UpperLevels, dropped on BUSY and
+// TOO_DEEP). The zero Keep keeps nothing. It drops what runs of obj kept
+// so far. obj is matched by its digest, as AddObject matches it, before
+// or after AddObject; all calls through the peer share what it keeps.
+func (p *Peer) KeepAtClient(obj *bytecode.Object, k Keep) error {
 	if obj == nil {
 		return errors.New("host: KeepAtClient: nil object")
 	}
-	if err := clientrun.CheckKeep(obj, ranges); err != nil {
+	if err := clientrun.CheckKeep(obj, k); err != nil {
 		return fmt.Errorf("host: KeepAtClient: %w", err)
 	}
 	d, err := objectDigest(obj)
 	if err != nil {
 		return fmt.Errorf("host: KeepAtClient: %w", err)
 	}
+	k = clientrun.Keep{Ranges: slices.Clone(k.Ranges), DropOn: slices.Clone(k.DropOn)}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.keep == nil {
-		p.keep = map[uint64][]bytecode.AccessRange{}
+		p.keep = map[uint64]clientrun.Keep{}
 	}
-	p.keep[d] = slices.Clone(ranges)
+	p.keep[d] = k
 	if r := p.runners[d]; r != nil {
-		return r.Keep(ranges)
+		return r.Keep(k)
 	}
 	return nil
 }

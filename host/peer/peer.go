@@ -34,11 +34,11 @@ type Peer struct {
 	all       []*Handler
 	programs  []Program // by id
 	regions   map[string]wire.RegionDesc
-	described caller.Description                // the last description, for AddObject
-	objects   map[uint64]knownObject            // by digest: objects whose handlers may run at the client
-	runners   map[uint64]*clientrun.Runner      // by digest
-	keep      map[uint64][]bytecode.AccessRange // by digest: KeepAtClient's ranges
-	refresh   sync.Mutex                        // one describe at a time
+	described caller.Description           // the last description, for AddObject
+	objects   map[uint64]knownObject       // by digest: objects whose handlers may run at the client
+	runners   map[uint64]*clientrun.Runner // by digest
+	keep      map[uint64]clientrun.Keep    // by digest: KeepAtClient's
+	refresh   sync.Mutex                   // one describe at a time
 
 	placement atomic.Uint32 // a Placement, never PlaceDefault
 	runIDs    atomic.Uint64 // request ids of runs at the client

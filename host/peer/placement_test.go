@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/clientrun"
 	"github.com/naam-project/naam/compiler"
 	"github.com/naam-project/naam/host"
 	"github.com/naam-project/naam/host/peer"
@@ -380,7 +381,7 @@ func TestPlacementGo(t *testing.T) {
 // client from the bytes kept (old ones, after the node's change) until
 // they are replaced; bad ranges are refused.
 func TestKeepAtClient(t *testing.T) {
-	n, r, obj := placedNode(t)
+	n, _, obj := placedNode(t)
 	p := dialPlaced(t, n, obj, peer.Config{Placement: peer.AtClient})
 	ctx := testContext(t)
 	get := func(slot uint64) (uint64, int) {
@@ -396,25 +397,47 @@ func TestKeepAtClient(t *testing.T) {
 		return binary.LittleEndian.Uint64(reply), info.RoundTrips
 	}
 	// Slots 0…3 are kept (the runner exists: AddObject made it).
-	if err := p.KeepAtClient(obj, []bytecode.AccessRange{{Region: 0, Offset: 0, Length: 32}}); err != nil {
+	if err := p.KeepAtClient(obj, clientrun.Keep{Ranges: []bytecode.AccessRange{{Region: 0, Offset: 0, Length: 32}}}); err != nil {
 		t.Fatal(err)
 	}
 	if v, rt := get(2); v != 200 || rt != 1 {
 		t.Fatalf("first get 2: %d in %d round trips", v, rt)
 	}
-	binary.LittleEndian.PutUint64(r.Bytes()[16:], 222)
-	binary.LittleEndian.PutUint64(r.Bytes()[8*9:], 999)
+	// The node's change, by WRITE, which orders it with the node's READs.
+	for off, v := range map[uint64]uint64{16: 222, 8 * 9: 999} {
+		if err := p.Write(ctx, "counters", off, binary.LittleEndian.AppendUint64(nil, v)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if v, rt := get(2); v != 200 || rt != 0 {
 		t.Fatalf("kept get 2: %d in %d round trips, want the kept 200 in 0", v, rt)
 	}
 	if v, rt := get(9); v != 999 || rt != 1 {
 		t.Fatalf("get 9 (not kept): %d in %d round trips", v, rt)
 	}
-	if err := p.KeepAtClient(obj, nil); err != nil {
+	if err := p.KeepAtClient(obj, clientrun.Keep{}); err != nil {
 		t.Fatal(err)
 	}
 	if v, _ := get(2); v != 222 {
-		t.Fatalf("get 2 after KeepAtClient(nil): %d, want 222", v)
+		t.Fatalf("get 2 after the zero Keep: %d, want 222", v)
+	}
+	// Before AddObject: the runner it makes takes the ranges.
+	q := dialPlaced(t, n, nil, peer.Config{Placement: peer.AtClient})
+	if err := q.KeepAtClient(obj, clientrun.Keep{Ranges: []bytecode.AccessRange{{Region: 0, Offset: 16, Length: 8}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.AddObject(obj, wire.InstallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := q.Handler(ctx, "get")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for try, want := range []int{1, 0} {
+		_, info, err := q.CallPlaced(ctx, h, binary.LittleEndian.AppendUint64(nil, 2), peer.AtClient)
+		if err != nil || info.RoundTrips != want {
+			t.Fatalf("get 2 through a peer that kept before AddObject, try %d: %v, %d round trips, want %d", try, err, info.RoundTrips, want)
+		}
 	}
 	for _, tc := range []struct {
 		obj    *bytecode.Object
@@ -425,7 +448,7 @@ func TestKeepAtClient(t *testing.T) {
 		{obj, []bytecode.AccessRange{{Region: 0, Offset: 120, Length: 16}}, "keep range 0: bytes 120…136"},
 		{obj, []bytecode.AccessRange{{Region: 0, Length: 8}, {Region: 1, Length: 8}}, "keep range 1: region 1"},
 	} {
-		if err := p.KeepAtClient(tc.obj, tc.ranges); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if err := p.KeepAtClient(tc.obj, clientrun.Keep{Ranges: tc.ranges}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("KeepAtClient(%v): %v, want %q", tc.ranges, err, tc.want)
 		}
 	}

@@ -58,11 +58,16 @@ type Handler struct {
 	Tries  int
 	Codes  call.Errors
 	What   string
+	// Again is a fail code tried once more at once (0: none): one that an
+	// old copy a run at the client kept may cause, and that the failed run
+	// dropped (btree's TOO_DEEP, clientrun.Keep.DropOn).
+	Again uint32
 }
 
-// Call runs handler id with req until it is not busy, adding each try to
-// *roundTrips. A handler's fail code comes back as its sentinel (Codes).
+// Call runs handler id with req until it is not busy (and once more after
+// a first Again), adding each try to *roundTrips. A handler's fail code comes back as its sentinel (Codes).
 func (h Handler) Call(ctx context.Context, id uint32, req []byte, roundTrips *int) ([]byte, error) {
+	again := false
 	for try := 1; ; try++ {
 		*roundTrips++
 		out, err := h.Caller.Call(ctx, id, req)
@@ -72,6 +77,10 @@ func (h Handler) Call(ctx context.Context, id uint32, req []byte, roundTrips *in
 		code, ok := call.Code(err)
 		if !ok {
 			return nil, err
+		}
+		if code == h.Again && h.Again != 0 && !again {
+			again = true
+			continue
 		}
 		if code != h.Busy || try >= max(h.Tries, 1) {
 			return nil, h.Codes.Of(h.What, code, err)

@@ -108,4 +108,10 @@ func TestHandlerCall(t *testing.T) {
 	if _, err := h.Call(ctx, 3, nil, &rts); err == nil || err.Error() != "no such handler" {
 		t.Errorf("another error: %v", err)
 	}
+	// Again: code 9 is tried once more, and only once.
+	h.Again = 9
+	rts = 0
+	if _, err := h.Call(ctx, 2, nil, &rts); err != errGone || rts != 2 {
+		t.Errorf("again: %v, %d round trips, want 2", err, rts)
+	}
 }
