@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"sort"
 
 	"github.com/naam-project/naam/bytecode"
 )
@@ -17,12 +18,12 @@ type fetchRun struct {
 	stats   Stats
 	regions []*regionCache
 	kept    *keptStore // the runner's; nil in the cache's own test
-	// keptGen and keepRanges are the store's as the run began; collected
-	// is the copies of what the run fetched in keepRanges, which the
-	// store takes if the run replies.
-	keptGen    uint64
-	keepRanges []bytecode.AccessRange
-	collected  []Read
+	// keptGen and keepUnits are the store's as the run began; collected
+	// is the copies of the units one of the run's reads brought whole,
+	// which the store takes if the run replies.
+	keptGen   uint64
+	keepUnits []bytecode.AccessRange
+	collected []keptUnit
 }
 
 // regionCache is what a run holds of one region: the bytes fetched so far,
@@ -82,6 +83,12 @@ func (c *regionCache) insert(off uint32, data []byte) {
 		out = append(out, e)
 	}
 	c.ext = out
+}
+
+// holdsNone says whether the run holds no byte of [off, end).
+func (c *regionCache) holdsNone(off, end uint64) bool {
+	i := sort.Search(len(c.ext), func(i int) bool { return c.ext[i].end() > off })
+	return i == len(c.ext) || uint64(c.ext[i].off) >= end
 }
 
 // copyOut copies the held bytes [off, off+len(p)) into p; they must all
@@ -196,16 +203,17 @@ func (r *fetchRun) fetch(ranges []bytecode.AccessRange, extra bool) error {
 	for _, rd := range reads {
 		r.regions[rd.Region].insert(rd.Offset, rd.Dst)
 	}
-	if len(r.keepRanges) > 0 {
-		r.collected = append(r.collected, collect(r.keepRanges, reads)...)
+	if len(r.keepUnits) > 0 {
+		r.collected = append(r.collected, collect(r.keepUnits, reads, r.cfg.ReadPiece)...)
 	}
 	return nil
 }
 
-// takeKept copies into the run what the runner kept of ranges (none of
-// them held) and returns what is still missing of them.
+// takeKept copies into the run the kept units that overlap ranges (none
+// of them held) and of which it holds nothing, and returns what is still
+// missing of ranges.
 func (r *fetchRun) takeKept(ranges []bytecode.AccessRange) []bytecode.AccessRange {
-	if r.kept == nil || len(r.keepRanges) == 0 || len(ranges) == 0 {
+	if r.kept == nil || len(r.keepUnits) == 0 || len(ranges) == 0 {
 		return ranges // nothing kept, or nothing to take
 	}
 	n := r.kept.serve(r, ranges)

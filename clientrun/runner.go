@@ -40,20 +40,27 @@ type Config struct {
 	// ReplySize is the reply buffer of a run, as a node's reply buffer;
 	// 0 means DefaultReplySize.
 	ReplySize int
-	// Keep names ranges of the object's regions whose bytes the runner
-	// keeps from one run to the next and gives later runs without a READ
-	// (Runner.Keep changes them): data whose readers tolerate an old copy
-	// and check a copy's consistency themselves, such as a B-link tree's
-	// inner nodes (a split moves keys right and never frees a node, so an
-	// old node costs moves right, and a node's two versions show a copy a
-	// writer tore). Bytes outside them are fetched by every run. Only a
-	// run that replies adds what it fetched; a run that used kept bytes
+	// Keep names units of the object's regions that the runner keeps
+	// from one run to the next and gives later runs without a READ
+	// (Runner.Keep changes them; see Keep for when a unit is kept and
+	// given): data whose readers tolerate an old copy and check a copy's
+	// consistency themselves, such as a B-link tree's inner nodes (a split
+	// moves keys right and never frees a node, so an old node costs moves
+	// right, and a node's two versions show a copy a writer tore while one
+	// READ brought it). Bytes outside them are fetched by every run. Only
+	// a run that replies adds what it fetched; a run that used kept units
 	// and faulted or failed with one of Keep.DropOn's codes drops them all
 	// (Runner.Forget), so that the next run fetches afresh. A handler that
 	// replies from a torn copy without failing is not protected, so name
-	// only ranges whose handlers check. The bytes kept are at most the
-	// ranges' total.
+	// only units whose handlers check. The bytes kept are at most the
+	// units' total.
 	Keep Keep
+	// ReadPiece is the most bytes the Fetcher reads at one go, from the
+	// start of a Read range, in order (host/peer's: one READ verb of 1
+	// KiB; the READs of a longer range go out at once and may be served
+	// in either order); 0 means a whole range. A unit (Keep) is kept only
+	// from within one piece.
+	ReadPiece uint32
 	// Env serves the now and random helpers of the handlers (it must be
 	// safe for concurrent use if Run is); nil means a vm.LocalEnv per
 	// machine. Client-eligible handlers never trace, send or forward.
@@ -193,7 +200,7 @@ func New(obj *bytecode.Object, proofs []Proof, cfg Config) (*Runner, error) {
 	}
 	r := &Runner{obj: obj, prog: prog, proofs: slices.Clone(proofs), cfg: cfg.withDefaults()}
 	r.cfg.Keep = Keep{} // the store holds it
-	r.kept.reset(keep, cfg.Keep.DropOn, len(obj.Regions))
+	r.kept.reset(keep, cfg.Keep.DropOn)
 	r.machines.New = func() any {
 		env := r.cfg.Env
 		if env == nil {
@@ -233,7 +240,7 @@ func (r *Runner) Keep(k Keep) error {
 	if err != nil {
 		return err
 	}
-	r.kept.reset(keep, k.DropOn, len(r.obj.Regions))
+	r.kept.reset(keep, k.DropOn)
 	return nil
 }
 
@@ -287,7 +294,7 @@ func (r *Runner) Run(ctx context.Context, f Fetcher, call Call) (Result, error) 
 	defer r.machines.Put(pm)
 
 	run := &fetchRun{ctx: ctx, f: f, cfg: &r.cfg, kept: &r.kept}
-	run.keptGen, run.keepRanges = r.kept.begin()
+	run.keptGen, run.keepUnits = r.kept.begin()
 	mems := make([]vm.RegionMem, len(r.obj.Regions))
 	for i, or := range r.obj.Regions {
 		c := &regionCache{run: run, index: uint32(i), size: uint32(or.Size)}
@@ -316,7 +323,7 @@ func (r *Runner) Run(ctx context.Context, f Fetcher, call Call) (Result, error) 
 	case err == nil && res.Outcome == bytecode.OutcomeReply:
 		r.kept.commit(run.keptGen, run.collected)
 	case run.stats.KeptBytes > 0:
-		r.kept.failed(run.keptGen, res.Code, err != nil || res.Outcome != bytecode.OutcomeError)
+		r.kept.failed(res.Code, err != nil || res.Outcome != bytecode.OutcomeError)
 	}
 	res.Reply = append([]byte(nil), res.Reply...)
 	if len(res.Reply) == 0 {

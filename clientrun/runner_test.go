@@ -82,6 +82,12 @@ handler inc(i: u32) -> (old: u64, now: u64) {
     return
 }
 
+// Reads rec i's b, then rec i + 1's: with a small FetchSize the first
+// fetch brings the start of rec i + 1, the second the rest.
+handler two(i: u32) -> u64 {
+    return recs[i].b + recs[i + 1].b
+}
+
 // Fails with 5 or 6 for a rec whose a says so: a fail after a read.
 handler pick(i: u32) -> u64 reads recs[i] {
     let a = recs[i].a
@@ -292,8 +298,8 @@ func TestRunMaxBytes(t *testing.T) {
 func TestRunKeep(t *testing.T) {
 	ctx := context.Background()
 	regions := unitRegions()
-	// recs 0…99 are kept: 2,400 bytes of region 0.
-	keep := []bytecode.AccessRange{{Region: 0, Offset: 0, Length: 24 * 100}}
+	// recs 0…99 are kept, one unit each.
+	keep := recUnits(0, 100)
 	f := clientruntest.NewMemFetcher(regions...)
 	obj := unitObject(t)
 	proofs, _, err := clientruntest.Proofs(obj)
@@ -340,8 +346,8 @@ func TestRunKeep(t *testing.T) {
 	if r.Kept() != 24 {
 		t.Fatalf("kept %d bytes after rec 500, want 24", r.Kept())
 	}
-	// A fetch across the ranges' end keeps only the part inside: rec 99's
-	// 24 bytes, not rec 100's.
+	// A read across the units' end keeps only the units inside: recs 98
+	// and 99, not 100.
 	run("pair", 98) // recs 98…100 and 198
 	if r.Kept() != 24+48 {
 		t.Fatalf("kept %d bytes after recs 98-100, want %d", r.Kept(), 24+48)
@@ -363,17 +369,18 @@ func TestRunKeep(t *testing.T) {
 	}
 
 	// A read of kept bytes fetches nothing, even where the bytes a fetch
-	// would bring ahead of it (FetchSize 512 here) are not kept: plain
-	// reads rec 99's b, the last kept, then rec 99 again.
+	// would bring ahead of it (FetchSize 512 here) are not kept: pair 98
+	// keeps recs 98 and 99 (its declared read brings them whole), then
+	// plain reads rec 99's b.
 	ahead, err := clientrun.New(obj, proofs, clientrun.Config{FetchSize: 512, Keep: clientrun.Keep{Ranges: keep}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for try, want := range []int{1, 0} {
-		res, err := ahead.Run(ctx, f, clientrun.Call{Handler: "plain", Request: u32(99)})
-		if err != nil || res.Stats.RoundTrips != want || binary.LittleEndian.Uint64(res.Reply) != 1099 {
-			t.Fatalf("plain 99, run %d: %x, %+v, %v; want %d round trips", try, res.Reply, res.Stats, err, want)
-		}
+	if _, err := ahead.Run(ctx, f, clientrun.Call{Handler: "pair", Request: u32(98)}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := ahead.Run(ctx, f, clientrun.Call{Handler: "plain", Request: u32(99)}); err != nil || res.Stats.RoundTrips != 0 || binary.LittleEndian.Uint64(res.Reply) != 1099 {
+		t.Fatalf("plain 99: %x, %+v, %v; want 1099 in no round trip", res.Reply, res.Stats, err)
 	}
 
 	// Only a run that replies adds what it fetched: pick 7 fails (its a
@@ -412,13 +419,115 @@ func TestRunKeep(t *testing.T) {
 	if r.Kept() != 0 {
 		t.Fatalf("the zero Keep: kept %d bytes", r.Kept())
 	}
-	for _, bad := range [][]bytecode.AccessRange{
-		{{Region: 2, Offset: 0, Length: 8}},
-		{{Region: 0, Offset: 0, Length: 8}, {Region: 1, Offset: 500, Length: 16}},
+	for _, tc := range []struct {
+		bad  []bytecode.AccessRange
+		want string
+	}{
+		{[]bytecode.AccessRange{{Region: 2, Offset: 0, Length: 8}}, "keep range 0: region 2"},
+		{[]bytecode.AccessRange{{Region: 0, Offset: 0, Length: 8}, {Region: 1, Offset: 500, Length: 16}}, "keep range 1: bytes 500…516"},
+		{[]bytecode.AccessRange{{Region: 0, Offset: 40, Length: 24}, {Region: 0, Offset: 0, Length: 48}}, "keep ranges 0 and 1 overlap"},
 	} {
-		if err := r.Keep(clientrun.Keep{Ranges: bad}); err == nil || !strings.Contains(err.Error(), "keep range") {
-			t.Errorf("Keep(%v): %v", bad, err)
+		if err := r.Keep(clientrun.Keep{Ranges: tc.bad}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Keep(%v): %v, want %q", tc.bad, err, tc.want)
 		}
+	}
+}
+
+// recUnits is recs from…to-1 of the unit object, a unit each.
+func recUnits(from, to int) []bytecode.AccessRange {
+	var out []bytecode.AccessRange
+	for i := from; i < to; i++ {
+		out = append(out, bytecode.AccessRange{Region: 0, Offset: uint32(24 * i), Length: 24})
+	}
+	return out
+}
+
+// hookFetcher is a MemFetcher that calls hook before its first Read.
+type hookFetcher struct {
+	*clientruntest.MemFetcher
+	hook func()
+}
+
+func (f *hookFetcher) Read(ctx context.Context, reads []clientrun.Read) error {
+	if h := f.hook; h != nil {
+		f.hook = nil
+		h()
+	}
+	return f.MemFetcher.Read(ctx, reads)
+}
+
+// TestRunKeepUnits: a unit is kept only when one read brought all of it,
+// given to a run only whole and only when the run holds none of it (never
+// joined to fresh bytes), and a run adds nothing once the kept units were
+// forgotten since it began.
+func TestRunKeepUnits(t *testing.T) {
+	ctx := context.Background()
+	obj := unitObject(t)
+	proofs, _, err := clientruntest.Proofs(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newRunner := func() *clientrun.Runner {
+		r, err := clientrun.New(obj, proofs, clientrun.Config{FetchSize: 24, Keep: clientrun.Keep{Ranges: recUnits(0, 100)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	sum := func(res clientrun.Result, err error) uint64 {
+		t.Helper()
+		if err != nil || res.Outcome != bytecode.OutcomeReply {
+			t.Fatalf("run: %v, outcome %v", err, res.Outcome)
+		}
+		return binary.LittleEndian.Uint64(res.Reply)
+	}
+
+	// two 10 reads rec 10's b (a fetch of bytes 248…272: the end of rec
+	// 10, the start of 11), then the rest of rec 11: no read brought a
+	// whole unit, so none is kept.
+	f := &hookFetcher{MemFetcher: clientruntest.NewMemFetcher(unitRegions()...)}
+	r := newRunner()
+	if v := sum(r.Run(ctx, f, clientrun.Call{Handler: "two", Request: u32(10)})); v != 1010+1011 || r.Kept() != 0 {
+		t.Fatalf("two 10: %d, kept %d bytes; want %d, none", v, r.Kept(), 1010+1011)
+	}
+
+	// Rec 11 is kept (by a run that starts as two 10's first fetch does)
+	// and then changes on the node; two 10 already holds the start of rec
+	// 11 when it needs its b, so it fetches the rest afresh instead of
+	// joining the kept copy to it.
+	regions := unitRegions()
+	f = &hookFetcher{MemFetcher: clientruntest.NewMemFetcher(regions...)}
+	r = newRunner()
+	f.hook = func() {
+		if _, err := r.Run(ctx, f, clientrun.Call{Handler: "checked", Request: u32(11)}); err != nil || r.Kept() != 24 {
+			t.Errorf("checked 11: %v, kept %d bytes", err, r.Kept())
+		}
+		binary.LittleEndian.PutUint64(regions[0][24*11+8:], 9999)
+	}
+	if v := sum(r.Run(ctx, f, clientrun.Call{Handler: "two", Request: u32(10)})); v != 1010+9999 {
+		t.Fatalf("two 10 after rec 11 was kept and changed: %d, want %d (the node's b, not the kept copy's)", v, 1010+9999)
+	}
+
+	// ReadPiece 32: of pair 1's declared read of recs 1…3 (bytes 24…96,
+	// pieces 24…56, 56…88, 88…96) only rec 1 lies inside one piece.
+	pieced, err := clientrun.New(obj, proofs, clientrun.Config{FetchSize: 24, ReadPiece: 32, Keep: clientrun.Keep{Ranges: recUnits(0, 100)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum(pieced.Run(ctx, f, clientrun.Call{Handler: "pair", Request: u32(1)}))
+	if pieced.Kept() != 24 {
+		t.Fatalf("pair 1 in pieces of 32 bytes: kept %d bytes, want 24 (rec 1)", pieced.Kept())
+	}
+
+	// A Forget during a run: the run's units are not added.
+	f = &hookFetcher{MemFetcher: clientruntest.NewMemFetcher(unitRegions()...)}
+	r = newRunner()
+	f.hook = r.Forget
+	if v := sum(r.Run(ctx, f, clientrun.Call{Handler: "checked", Request: u32(5)})); v != 5 || r.Kept() != 0 {
+		t.Fatalf("checked 5 with a Forget during it: %d, kept %d bytes; want 5, none", v, r.Kept())
+	}
+	if sum(r.Run(ctx, f, clientrun.Call{Handler: "checked", Request: u32(5)})); r.Kept() != 24 {
+		t.Fatalf("checked 5 again: kept %d bytes, want 24", r.Kept())
 	}
 }
 
@@ -431,7 +540,7 @@ func TestRunKeepConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keep := clientrun.Keep{Ranges: []bytecode.AccessRange{{Region: 0, Length: 24 * 500}}}
+	keep := clientrun.Keep{Ranges: recUnits(0, 500)}
 	r, err := clientrun.New(obj, proofs, clientrun.Config{FetchSize: 100, Keep: keep})
 	if err != nil {
 		t.Fatal(err)

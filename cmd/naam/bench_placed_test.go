@@ -163,13 +163,8 @@ func TestClientCachedDuringInserts(t *testing.T) {
 				}
 				return float64(total) / float64(len(want))
 			}
-			// A lookup may be tried again (BUSY) on a loaded machine, so a
-			// lookup's bound is twice its round trips, and the mean is
-			// checked: the kept levels fill, then the levels below them.
-			check("first pass", 2*height)
-			if rt := check("second pass", 2*height); rt > float64(height-2)+0.05 {
-				t.Fatalf("second pass: %.2f round trips a lookup, want %d", rt, height-2)
-			}
+			check("first pass", height)    // the kept levels fill
+			check("second pass", height-2) // the levels below them
 			rng := rand.New(rand.NewPCG(3, 4))
 			for range tc.inserts {
 				k := btree.KeyOf(tc.from+rng.Uint64N(tc.span)) + 1 + rng.Uint64N(btree.KeyStride-1)
@@ -188,6 +183,50 @@ func TestClientCachedDuringInserts(t *testing.T) {
 			rt := check("after the inserts", 2*(int(bt.cfg.MaxHeight)+4))
 			t.Logf("%s: %d keys, %.2f round trips a lookup after the inserts (height %d, was %d)", tc.name, len(want), rt, bt.tree.Height(), height)
 		})
+	}
+}
+
+// TestClientCachedWholeNodes: lookups whose fetches end inside a kept
+// node (record 2960's leaf reaches into node 193's first bytes, record
+// 80's level-1 node into its last ones) never leave it kept in pieces
+// that a later run joins to fresh bytes: after splits under node 193 and
+// of it, every key under it gives its value. (A review found that
+// keeping the parts of a level a fetch brought made node 193 a kept
+// prefix and suffix with a fresh middle, whose versions agreed: 73 of
+// these 256 keys were NOT_FOUND.)
+func TestClientCachedWholeNodes(t *testing.T) {
+	ctx := context.Background()
+	server, client := nodePair(t, "whole")
+	bt, err := startBTree(ctx, server, client, 3000, 16, 16, 2, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := host.Keep{Ranges: bt.tree.UpperLevels(2), DropOn: []int32{btree.CodeBusy, btree.CodeTooDeep}}
+	p, err := dialPlacement(ctx, server, bt.obj, bt.cfg.InstallOptions(), host.AtClient, "", keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c := btree.NewClient(&placedCaller{p: p}, bt.cfg, bt.ids)
+	look := func(n uint64) (uint64, int, error) {
+		var rounds int
+		got, _, err := c.Lookup(context.WithValue(ctx, roundsKey{}, &rounds), btree.KeyOf(n))
+		return got, rounds, err
+	}
+	for _, n := range []uint64{2960, 80, 1152, 1056, 1024} {
+		if got, rounds, err := look(n); err != nil || got != btree.ValueOf(n) || rounds > int(bt.tree.Height()) {
+			t.Fatalf("record %d: %#x in %d round trips, %v", n, got, rounds, err)
+		}
+	}
+	for i := range uint64(3) {
+		if _, err := bt.tree.Insert(btree.KeyOf(1056)+1+i, 7); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for n := uint64(1024); n < 1280; n++ {
+		if got, _, err := look(n); err != nil || got != btree.ValueOf(n) {
+			t.Errorf("record %d after the splits: %#x, %v", n, got, err)
+		}
 	}
 }
 

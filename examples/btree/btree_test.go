@@ -260,8 +260,8 @@ func checkUpperLevels(t *testing.T, tr *Tree) {
 		size := tr.cfg.NodeSize()
 		in := map[uint32]bool{}
 		for _, r := range ranges {
-			if r.Region != 0 || (uint64(r.Offset)-HeaderSize)%size != 0 || uint64(r.Length)%size != 0 {
-				t.Fatalf("UpperLevels(%d): range %+v is not whole nodes", k, r)
+			if r.Region != 0 || (uint64(r.Offset)-HeaderSize)%size != 0 || uint64(r.Length) != size {
+				t.Fatalf("UpperLevels(%d): range %+v is not one node", k, r)
 			}
 			first := uint32((uint64(r.Offset) - HeaderSize) / size)
 			for n := range uint32(uint64(r.Length) / size) {

@@ -221,10 +221,10 @@ func (t *Tree) BulkLoad(keys, vals []uint64, fill int) error {
 	return nil
 }
 
-// UpperLevels returns the bytes of the top levels of the tree as BulkLoad
-// laid them, as ranges of the program's region (index 0): the root, node
-// 0, and the nodes of the levels-1 levels below it, which BulkLoad
-// allocated last and together. They are inner nodes for as long as the
+// UpperLevels returns the nodes of the top levels of the tree as BulkLoad
+// laid them, one range of the program's region (index 0) each, the units
+// a clientrun.Keep keeps whole: the root, node 0, and the nodes of the
+// levels-1 levels below it, which BulkLoad allocated last and together. They are inner nodes for as long as the
 // tree lives (a node's level never changes, but node 0's, which only
 // rises), so a caller may keep them from one lookup to the next
 // (clientrun.Keep, host.Peer.KeepAtClient, dropped on CodeBusy and
@@ -241,11 +241,14 @@ func (t *Tree) UpperLevels(levels int) []bytecode.AccessRange {
 	if inner < 0 || levels < 1 {
 		return nil
 	}
-	size := t.cfg.NodeSize()
-	out := []bytecode.AccessRange{{Offset: uint32(t.cfg.NodeOffset(0)), Length: uint32(size)}}
+	node := func(n uint32) bytecode.AccessRange {
+		return bytecode.AccessRange{Offset: uint32(t.cfg.NodeOffset(n)), Length: uint32(t.cfg.NodeSize())}
+	}
+	out := []bytecode.AccessRange{node(0)}
 	if below := min(levels-1, inner); below > 0 {
-		first, end := t.loaded[len(t.loaded)-1-below], t.loaded[len(t.loaded)-1]
-		out = append(out, bytecode.AccessRange{Offset: uint32(t.cfg.NodeOffset(first)), Length: uint32(uint64(end-first) * size)})
+		for n := t.loaded[len(t.loaded)-1-below]; n < t.loaded[len(t.loaded)-1]; n++ {
+			out = append(out, node(n))
+		}
 	}
 	return out
 }

@@ -167,7 +167,7 @@ func (p *Peer) clientProgramFor(prog wire.ProgramDesc, regions map[string]wire.R
 	if runner == nil {
 		var err error
 		// A fetch past the declared ranges brings one READ's worth.
-		runner, err = clientrun.New(ko.obj, proofs, clientrun.Config{FetchSize: rangeChunk, ReplySize: wire.MaxPayload, Keep: p.keep[prog.Digest]})
+		runner, err = clientrun.New(ko.obj, proofs, clientrun.Config{FetchSize: rangeChunk, ReadPiece: rangeChunk, ReplySize: wire.MaxPayload, Keep: p.keep[prog.Digest]})
 		if err != nil {
 			return nil
 		}

@@ -396,8 +396,13 @@ func TestKeepAtClient(t *testing.T) {
 		}
 		return binary.LittleEndian.Uint64(reply), info.RoundTrips
 	}
-	// Slots 0…3 are kept (the runner exists: AddObject made it).
-	if err := p.KeepAtClient(obj, clientrun.Keep{Ranges: []bytecode.AccessRange{{Region: 0, Offset: 0, Length: 32}}}); err != nil {
+	// Slots 0…3 are kept, a unit each (the runner exists: AddObject made
+	// it).
+	var slots []bytecode.AccessRange
+	for i := range uint32(4) {
+		slots = append(slots, bytecode.AccessRange{Region: 0, Offset: 8 * i, Length: 8})
+	}
+	if err := p.KeepAtClient(obj, clientrun.Keep{Ranges: slots}); err != nil {
 		t.Fatal(err)
 	}
 	if v, rt := get(2); v != 200 || rt != 1 {
