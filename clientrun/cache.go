@@ -18,12 +18,14 @@ type fetchRun struct {
 	stats   Stats
 	regions []*regionCache
 	kept    *keptStore // the runner's; nil in the cache's own test
-	// keptGen and keepUnits are the store's as the run began; collected
-	// is the copies of the units one of the run's reads brought whole,
-	// which the store takes if the run replies.
+	// keptGen, keptEpoch and keepUnits are the store's as the run began;
+	// collected is the copies of the units one of the run's reads brought
+	// whole, which the store takes if the run replies.
 	keptGen   uint64
+	keptEpoch uint64
 	keepUnits []bytecode.AccessRange
 	collected []keptUnit
+	served    []int // the kept units the run was given, by index
 }
 
 // regionCache is what a run holds of one region: the bytes fetched so far,

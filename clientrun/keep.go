@@ -27,7 +27,8 @@ type Keep struct {
 	// a writer tore, one too old to lead it to its data): a run that used
 	// kept units and failed with one of them, or with a code compiled code
 	// fails with of its own (bytecode.FailIndexOutOfRange and the rest),
-	// or faulted, drops everything kept. nil: every fail drops them.
+	// or faulted, drops the units it used, so that the next run fetches
+	// them afresh. nil: every fail drops them.
 	DropOn []int32
 }
 
@@ -38,6 +39,7 @@ type Keep struct {
 type keptStore struct {
 	mu     sync.RWMutex
 	gen    uint64                 // +1 at every reset and forget
+	epoch  uint64                 // +1 at every reset: the units' indices change
 	units  []bytecode.AccessRange // sorted
 	dropOn []int32
 	kept   map[int][]byte // by index in units
@@ -110,6 +112,7 @@ func (k *keptStore) reset(units []bytecode.AccessRange, dropOn []int32) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.gen++
+	k.epoch++
 	k.units, k.dropOn = units, slices.Clone(dropOn)
 	k.kept, k.bytes = map[int][]byte{}, 0
 }
@@ -134,11 +137,12 @@ func (k *keptStore) held() uint64 {
 }
 
 // begin is what a run starts with: the generation its commit must find,
-// and the units it collects copies of (none: it collects nothing).
-func (k *keptStore) begin() (gen uint64, units []bytecode.AccessRange) {
+// the epoch of the units' indices, and the units it collects copies of
+// (none: it collects nothing).
+func (k *keptStore) begin() (gen, epoch uint64, units []bytecode.AccessRange) {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
-	return k.gen, k.units
+	return k.gen, k.epoch, k.units
 }
 
 // serve copies into the run every kept unit that overlaps ranges and of
@@ -161,6 +165,7 @@ func (k *keptStore) serve(run *fetchRun, ranges []bytecode.AccessRange) uint64 {
 				continue
 			}
 			run.regions[u.Region].insert(u.Offset, slices.Clone(data))
+			run.served = append(run.served, i)
 			n += uint64(u.Length)
 		}
 	}
@@ -210,16 +215,22 @@ func (k *keptStore) commit(gen uint64, units []keptUnit) {
 	}
 }
 
-// failed is the end of a run that began at gen, used kept units and did
-// not reply: code is its fail code (OutcomeError), fault says it faulted
-// instead. It drops everything kept if the failure is one that a copy
-// may have caused (whatever was reset or forgotten since: the run may
-// have used units kept after that).
-func (k *keptStore) failed(code int32, fault bool) {
+// failed is the end of a run that used the kept units served (by index
+// in the units of epoch) and did not reply: code is its fail code
+// (OutcomeError), fault says it faulted instead. If the failure is one
+// that a copy may have caused, it drops those units, unless the units
+// were replaced since.
+func (k *keptStore) failed(epoch uint64, served []int, code int32, fault bool) {
+	reserved := code <= 0 || bytecode.FailName(int64(code)) != "" // an index out of range, a short request…
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	reserved := code <= 0 || bytecode.FailName(int64(code)) != "" // an index out of range, a short request…
-	if fault || reserved || k.dropOn == nil || slices.Contains(k.dropOn, code) {
-		k.forgetLocked()
+	if k.epoch != epoch || !(fault || reserved || k.dropOn == nil || slices.Contains(k.dropOn, code)) {
+		return
+	}
+	for _, i := range served {
+		if data, ok := k.kept[i]; ok {
+			delete(k.kept, i)
+			k.bytes -= uint64(len(data))
+		}
 	}
 }

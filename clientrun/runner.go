@@ -49,8 +49,8 @@ type Config struct {
 	// right, and a node's two versions show a copy a writer tore while one
 	// READ brought it). Bytes outside them are fetched by every run. Only
 	// a run that replies adds what it fetched; a run that used kept units
-	// and faulted or failed with one of Keep.DropOn's codes drops them all
-	// (Runner.Forget), so that the next run fetches afresh. A handler that
+	// and faulted or failed with one of Keep.DropOn's codes drops the
+	// units it used, so that the next run fetches them afresh. A handler that
 	// replies from a torn copy without failing is not protected, so name
 	// only units whose handlers check. The bytes kept are at most the
 	// units' total.
@@ -294,7 +294,7 @@ func (r *Runner) Run(ctx context.Context, f Fetcher, call Call) (Result, error) 
 	defer r.machines.Put(pm)
 
 	run := &fetchRun{ctx: ctx, f: f, cfg: &r.cfg, kept: &r.kept}
-	run.keptGen, run.keepUnits = r.kept.begin()
+	run.keptGen, run.keptEpoch, run.keepUnits = r.kept.begin()
 	mems := make([]vm.RegionMem, len(r.obj.Regions))
 	for i, or := range r.obj.Regions {
 		c := &regionCache{run: run, index: uint32(i), size: uint32(or.Size)}
@@ -323,7 +323,7 @@ func (r *Runner) Run(ctx context.Context, f Fetcher, call Call) (Result, error) 
 	case err == nil && res.Outcome == bytecode.OutcomeReply:
 		r.kept.commit(run.keptGen, run.collected)
 	case run.stats.KeptBytes > 0:
-		r.kept.failed(res.Code, err != nil || res.Outcome != bytecode.OutcomeError)
+		r.kept.failed(run.keptEpoch, run.served, res.Code, err != nil || res.Outcome != bytecode.OutcomeError)
 	}
 	res.Reply = append([]byte(nil), res.Reply...)
 	if len(res.Reply) == 0 {

@@ -356,16 +356,17 @@ func TestRunKeep(t *testing.T) {
 		t.Fatalf("pair 98 again: %+v", res.Stats)
 	}
 
-	// A run that fails after using kept bytes drops them all: follow from
-	// rec 20 (kept) reads rec 143 (not kept) afresh, whose next is now out
-	// of range.
+	// A run that fails after using kept units drops those it used: follow
+	// from rec 20 (kept) reads rec 143 (not kept) afresh, whose next is now
+	// out of range; recs 4 (kept with 20 by the first follow), 5, 98 and
+	// 99 stay.
 	run("follow", 20)
 	binary.LittleEndian.PutUint32(regions[0][24*143+16:], 5000)
 	if res := run("follow", 20); res.Outcome == bytecode.OutcomeReply || res.Stats.KeptBytes != 24 {
 		t.Fatalf("follow to rec 5000: outcome %v, %+v", res.Outcome, res.Stats)
 	}
-	if r.Kept() != 0 {
-		t.Fatalf("kept %d bytes after a failed run, want 0", r.Kept())
+	if r.Kept() != 4*24 {
+		t.Fatalf("kept %d bytes after a failed run, want %d (rec 20 dropped)", r.Kept(), 4*24)
 	}
 
 	// A read of kept bytes fetches nothing, even where the bytes a fetch
@@ -386,7 +387,8 @@ func TestRunKeep(t *testing.T) {
 	// Only a run that replies adds what it fetched: pick 7 fails (its a
 	// is 5000) and keeps nothing. pair 6 replies and keeps recs 6…8, and
 	// then pick 7 and pick 8 fail with their kept copies' codes: 5, not
-	// one of DropOn's, keeps them; 6 drops them.
+	// one of DropOn's, keeps rec 7; 6 drops rec 8.
+	r.Forget()
 	binary.LittleEndian.PutUint64(regions[0][24*7:], 5000)
 	binary.LittleEndian.PutUint64(regions[0][24*8:], 6000)
 	if res := run("pick", 7); res.Code != 5 || r.Kept() != 0 {
@@ -399,16 +401,16 @@ func TestRunKeep(t *testing.T) {
 	if res := run("pick", 7); res.Code != 5 || res.Stats.KeptBytes != 24 || r.Kept() != 3*24 {
 		t.Fatalf("pick 7 from the copy: code %d, %+v, kept %d bytes; want 5, the copy, all kept", res.Code, res.Stats, r.Kept())
 	}
-	if res := run("pick", 8); res.Code != 6 || res.Stats.KeptBytes != 24 || r.Kept() != 0 {
-		t.Fatalf("pick 8 from the copy: code %d, %+v, kept %d bytes; want 6, the copy, none kept", res.Code, res.Stats, r.Kept())
+	if res := run("pick", 8); res.Code != 6 || res.Stats.KeptBytes != 24 || r.Kept() != 2*24 {
+		t.Fatalf("pick 8 from the copy: code %d, %+v, kept %d bytes; want 6, the copy, recs 6 and 7 kept", res.Code, res.Stats, r.Kept())
 	}
-	// Without DropOn every fail drops them.
+	// Without DropOn every fail drops the units it used.
 	if err := r.Keep(clientrun.Keep{Ranges: keep}); err != nil {
 		t.Fatal(err)
 	}
 	run("pair", 6)
-	if res := run("pick", 7); res.Code != 5 || res.Stats.KeptBytes != 24 || r.Kept() != 0 {
-		t.Fatalf("pick 7, no DropOn: code %d, %+v, kept %d bytes; want 5, none kept", res.Code, res.Stats, r.Kept())
+	if res := run("pick", 7); res.Code != 5 || res.Stats.KeptBytes != 24 || r.Kept() != 2*24 {
+		t.Fatalf("pick 7, no DropOn: code %d, %+v, kept %d bytes; want 5, recs 6 and 8 kept", res.Code, res.Stats, r.Kept())
 	}
 
 	// The zero Keep keeps nothing; bad ranges are refused with their index.
@@ -518,6 +520,11 @@ func TestRunKeepUnits(t *testing.T) {
 	if pieced.Kept() != 24 {
 		t.Fatalf("pair 1 in pieces of 32 bytes: kept %d bytes, want 24 (rec 1)", pieced.Kept())
 	}
+	for rec, want := range map[uint32]int{1: 0, 2: 1} {
+		if res, err := pieced.Run(ctx, f, clientrun.Call{Handler: "checked", Request: u32(rec)}); err != nil || res.Stats.RoundTrips != want {
+			t.Fatalf("checked %d after pair 1: %+v, %v; want %d round trips", rec, res.Stats, err, want)
+		}
+	}
 
 	// A Forget during a run: the run's units are not added.
 	f = &hookFetcher{MemFetcher: clientruntest.NewMemFetcher(unitRegions()...)}
@@ -533,7 +540,8 @@ func TestRunKeepUnits(t *testing.T) {
 
 // TestRunKeepConcurrent: runs that share what the runner keeps, at once,
 // while another goroutine forgets and replaces it (go test -race checks
-// them), all see the region's bytes, and most take some from the runner.
+// them), all see the region's bytes, and a tenth at least take some from
+// the runner.
 func TestRunKeepConcurrent(t *testing.T) {
 	obj := unitObject(t)
 	proofs, _, err := clientruntest.Proofs(obj)
@@ -586,8 +594,8 @@ func TestRunKeepConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if n := served.Load(); n < 800 {
-		t.Errorf("%d of 1,600 runs took bytes the runner kept, want most", n)
+	if n := served.Load(); n < 160 {
+		t.Errorf("%d of 1,600 runs took bytes the runner kept, want a tenth at least", n)
 	}
 	if r.Kept() > 24*500 {
 		t.Errorf("kept %d bytes, at most %d", r.Kept(), 24*500)

@@ -57,7 +57,7 @@ func (c *core) verb(t *task) (Reply, cost) {
 	switch t.h.verb {
 	case HandlerRead:
 		r.Data = c.reply[:length]
-		copy(r.Data, mem)
+		copyInOrder(r.Data, mem)
 		k.add(n.model.access(uint64(length), false, false, false, reg.NICMem))
 	case HandlerWrite:
 		copy(mem, req.Operands)
@@ -82,4 +82,26 @@ func (c *core) verb(t *task) (Reply, cost) {
 		k.add(n.model.access(8, true, true, false, reg.NICMem))
 	}
 	return r, k
+}
+
+// copyInOrder copies src into dst (as long) reading src from its first
+// byte to its last: 8-byte atomic loads on 8-byte boundaries, single
+// bytes at unaligned ends. A one-sided reader's check of a record (a
+// version first, its repeat last: the B+tree's version and version_end,
+// MICA's stamps) holds only for a copy made in that order, and the
+// built-in copy may read the end first (amd64's, past 256 bytes, loads
+// the last 128 bytes before the rest), so that a writer who starts
+// during the READ goes unseen.
+func copyInOrder(dst, src []byte) {
+	dst = dst[:len(src)]
+	i := 0
+	for ; i < len(src) && uintptr(unsafe.Pointer(&src[i]))%8 != 0; i++ {
+		dst[i] = src[i]
+	}
+	for ; i+8 <= len(src); i += 8 {
+		binary.NativeEndian.PutUint64(dst[i:], atomic.LoadUint64((*uint64)(unsafe.Pointer(&src[i]))))
+	}
+	for ; i < len(src); i++ {
+		dst[i] = src[i]
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/naam-project/naam/bytecode"
 	"github.com/naam-project/naam/examples/btree"
 	"github.com/naam-project/naam/examples/call"
 	"github.com/naam-project/naam/examples/kv"
@@ -127,22 +126,8 @@ func TestClientCachedDuringInserts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			server, client := nodePair(t, "cached-"+tc.name)
-			bt, err := startBTree(ctx, server, client, tc.records, 16, 16, 2, "") // full nodes: the first inserts split
-			if err != nil {
-				t.Fatal(err)
-			}
+			bt, c := cachedTree(t, "cached-"+tc.name, tc.records, 16, 16) // full nodes: the first inserts split
 			height := int(bt.tree.Height())
-			keep := host.Keep{Ranges: bt.tree.UpperLevels(2), DropOn: []int32{btree.CodeBusy, btree.CodeTooDeep}}
-			if keptBytes(keep.Ranges) == 0 {
-				t.Fatal("nothing to keep")
-			}
-			p, err := dialPlacement(ctx, server, bt.obj, bt.cfg.InstallOptions(), host.AtClient, "", keep)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
-			c := btree.NewClient(&placedCaller{p: p}, bt.cfg, bt.ids)
 			// The keys checked: the records around the inserts' range, and
 			// what was inserted.
 			want := map[uint64]uint64{}
@@ -196,18 +181,7 @@ func TestClientCachedDuringInserts(t *testing.T) {
 // these 256 keys were NOT_FOUND.)
 func TestClientCachedWholeNodes(t *testing.T) {
 	ctx := context.Background()
-	server, client := nodePair(t, "whole")
-	bt, err := startBTree(ctx, server, client, 3000, 16, 16, 2, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	keep := host.Keep{Ranges: bt.tree.UpperLevels(2), DropOn: []int32{btree.CodeBusy, btree.CodeTooDeep}}
-	p, err := dialPlacement(ctx, server, bt.obj, bt.cfg.InstallOptions(), host.AtClient, "", keep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	c := btree.NewClient(&placedCaller{p: p}, bt.cfg, bt.ids)
+	bt, c := cachedTree(t, "whole", 3000, 16, 16)
 	look := func(n uint64) (uint64, int, error) {
 		var rounds int
 		got, _, err := c.Lookup(context.WithValue(ctx, roundsKey{}, &rounds), btree.KeyOf(n))
@@ -230,10 +204,48 @@ func TestClientCachedWholeNodes(t *testing.T) {
 	}
 }
 
-func keptBytes(ranges []bytecode.AccessRange) uint64 {
-	var n uint64
-	for _, r := range ranges {
-		n += uint64(r.Length)
+// cachedTree serves a B-tree of records keys (fill keys a node, 0: three
+// quarters) and returns a client whose lookups run at the caller through
+// a peer that keeps the top two levels, as mode client-cached does.
+func cachedTree(t *testing.T, name string, records uint64, fanout uint32, fill int) (*btreeService, *btree.Client) {
+	t.Helper()
+	ctx := context.Background()
+	server, client := nodePair(t, name)
+	bt, err := startBTree(ctx, server, client, records, fanout, fill, 2, "")
+	if err != nil {
+		t.Fatal(err)
 	}
-	return n
+	keep := host.Keep{Ranges: bt.tree.UpperLevels(2), DropOn: []int32{btree.CodeBusy, btree.CodeTooDeep}}
+	if len(keep.Ranges) == 0 {
+		t.Fatal("nothing to keep")
+	}
+	p, err := dialPlacement(ctx, server, bt.obj, bt.cfg.InstallOptions(), host.AtClient, "", keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return bt, btree.NewClient(&placedCaller{p: p}, bt.cfg, bt.ids)
+}
+
+// TestClientCachedFanout64: at fanout 64 a node (1,064 bytes) is more
+// than one READ (1 KiB), so none is kept whole: a lookup costs the same
+// round trips the second time.
+func TestClientCachedFanout64(t *testing.T) {
+	ctx := context.Background()
+	bt, c := cachedTree(t, "fanout64", 5000, 64, 0)
+	first := map[uint64]int{}
+	for pass := range 2 {
+		for n := uint64(0); n < 5000; n += 17 {
+			var rounds int
+			got, _, err := c.Lookup(context.WithValue(ctx, roundsKey{}, &rounds), btree.KeyOf(n))
+			if err != nil || got != btree.ValueOf(n) || rounds < int(bt.tree.Height()) {
+				t.Fatalf("pass %d, record %d: %#x in %d round trips, %v", pass, n, got, rounds, err)
+			}
+			if pass == 0 {
+				first[n] = rounds
+			} else if rounds != first[n] {
+				t.Fatalf("record %d: %d round trips the second time, %d the first: a node of 1,064 bytes was kept", n, rounds, first[n])
+			}
+		}
+	}
 }

@@ -54,7 +54,7 @@ func NewClient(c call.Caller, cfg Config, ids HandlerIDs) *Client {
 func (c *Client) do(ctx context.Context, handler uint32, req []byte, rep *Reply) ([]byte, error) {
 	// TOO_DEEP once more: a descent at the client from old copies of the
 	// upper levels (Tree.UpperLevels) may need more moves right than a lookup
-	// visits; the failed run dropped them.
+	// visits; the failed run dropped the ones it used.
 	h := retry.Handler{Caller: c.caller, Busy: CodeBusy, Tries: c.Retries, Codes: codeErrors, What: "btree: handler failed", Again: CodeTooDeep}
 	return h.Call(ctx, handler, req, &rep.RoundTrips)
 }

@@ -72,12 +72,12 @@ func (p *Peer) AddObject(obj *bytecode.Object, opts wire.InstallOptions) error {
 type Keep = clientrun.Keep
 
 // KeepAtClient gives the runs of obj's handlers at the client what to
-// keep from one run to the next (clientrun.Keep: ranges of the object's
-// regions, by region index, whose bytes a later run reads again without
-// a READ, and the fail codes that drop them): data whose readers tolerate
-// an old copy and check a copy's consistency themselves, such as a
-// B-link tree's inner nodes (btree.Tree.UpperLevels, dropped on BUSY and
-// TOO_DEEP). The zero Keep keeps nothing. It drops what runs of obj kept
+// keep from one run to the next (clientrun.Keep: units of the object's
+// regions, by region index, that may not overlap and are kept and given
+// whole, which a later run reads again without a READ, and the fail codes
+// that drop them): data whose readers tolerate an old copy and check a
+// copy's consistency themselves, such as a B-link tree's inner nodes
+// (btree.Tree.UpperLevels, dropped on BUSY and TOO_DEEP). The zero Keep keeps nothing. It drops what runs of obj kept
 // so far. obj is matched by its digest, as AddObject matches it, before
 // or after AddObject; all calls through the peer share what it keeps.
 func (p *Peer) KeepAtClient(obj *bytecode.Object, k Keep) error {
