@@ -38,7 +38,7 @@ type Keep struct {
 // changed, so a run may hold on to the ones it began with.
 type keptStore struct {
 	mu     sync.RWMutex
-	gen    uint64                 // +1 at every reset and forget
+	gen    uint64                 // +1 at every reset, forget and drop
 	epoch  uint64                 // +1 at every reset: the units' indices change
 	units  []bytecode.AccessRange // sorted
 	dropOn []int32
@@ -146,12 +146,14 @@ func (k *keptStore) begin() (gen, epoch uint64, units []bytecode.AccessRange) {
 }
 
 // serve copies into the run every kept unit that overlaps ranges and of
-// which the run holds nothing, and returns the bytes it gave.
+// which the run holds nothing, and returns the bytes it gave; a run gets
+// units only of the epoch it began in (a reset since: none), so that a
+// failure can drop what it used.
 func (k *keptStore) serve(run *fetchRun, ranges []bytecode.AccessRange) uint64 {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
-	if k.bytes == 0 {
-		return 0
+	if k.bytes == 0 || k.epoch != run.keptEpoch {
+		return 0 // nothing kept, or not of the units the run began with
 	}
 	var n uint64
 	for _, a := range ranges {
@@ -233,4 +235,7 @@ func (k *keptStore) failed(epoch uint64, served []int, code int32, fault bool) {
 			k.bytes -= uint64(len(data))
 		}
 	}
+	// Runs under way may hold copies as old as the ones dropped: none of
+	// them adds what it collected.
+	k.gen++
 }

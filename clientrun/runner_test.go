@@ -435,6 +435,22 @@ func TestRunKeep(t *testing.T) {
 	}
 }
 
+// keepRunner runs the unit object with FetchSize 24, keeping recs 0…99,
+// a unit each.
+func keepRunner(t *testing.T) *clientrun.Runner {
+	t.Helper()
+	obj := unitObject(t)
+	proofs, _, err := clientruntest.Proofs(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := clientrun.New(obj, proofs, clientrun.Config{FetchSize: 24, Keep: clientrun.Keep{Ranges: recUnits(0, 100)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // recUnits is recs from…to-1 of the unit object, a unit each.
 func recUnits(from, to int) []bytecode.AccessRange {
 	var out []bytecode.AccessRange
@@ -469,13 +485,7 @@ func TestRunKeepUnits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	newRunner := func() *clientrun.Runner {
-		r, err := clientrun.New(obj, proofs, clientrun.Config{FetchSize: 24, Keep: clientrun.Keep{Ranges: recUnits(0, 100)}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	newRunner := func() *clientrun.Runner { return keepRunner(t) }
 	sum := func(res clientrun.Result, err error) uint64 {
 		t.Helper()
 		if err != nil || res.Outcome != bytecode.OutcomeReply {
@@ -599,5 +609,79 @@ func TestRunKeepConcurrent(t *testing.T) {
 	}
 	if r.Kept() > 24*500 {
 		t.Errorf("kept %d bytes, at most %d", r.Kept(), 24*500)
+	}
+}
+
+// afterFetcher is a MemFetcher that calls hook after its first Read.
+type afterFetcher struct {
+	*clientruntest.MemFetcher
+	hook func()
+}
+
+func (f *afterFetcher) Read(ctx context.Context, reads []clientrun.Read) error {
+	err := f.MemFetcher.Read(ctx, reads)
+	if h := f.hook; h != nil {
+		f.hook = nil
+		h()
+	}
+	return err
+}
+
+// TestRunKeepEpochs: a run that began before a Keep is given no unit kept
+// after it (it could not drop one that misled it); a run under way when a
+// failed run drops a unit does not add its own copy of it, which may be
+// as old. (A review found both.)
+func TestRunKeepEpochs(t *testing.T) {
+	ctx := context.Background()
+	newRunner := func() *clientrun.Runner { return keepRunner(t) }
+	next10 := func(regions [][]byte, v uint32) { binary.LittleEndian.PutUint32(regions[0][24*10+16:], v) }
+
+	// follow 1 reads rec 1, then rec 10 (rec 1's next), then rec 10's next.
+	// During its first READ a Keep resets the runner and another run keeps
+	// rec 10 with a next out of range, which the node then mends: follow 1
+	// must fetch rec 10 itself.
+	regions := unitRegions()
+	f := &hookFetcher{MemFetcher: clientruntest.NewMemFetcher(regions...)}
+	r := newRunner()
+	f.hook = func() {
+		if err := r.Keep(clientrun.Keep{Ranges: recUnits(0, 100)}); err != nil {
+			t.Error(err)
+		}
+		next10(regions, 5000)
+		if res, err := r.Run(ctx, f, clientrun.Call{Handler: "checked", Request: u32(10)}); err != nil || res.Outcome != bytecode.OutcomeReply || r.Kept() != 24 {
+			t.Errorf("checked 10: %v, outcome %v, kept %d bytes", err, res.Outcome, r.Kept())
+		}
+		next10(regions, 73)
+	}
+	if res, err := r.Run(ctx, f, clientrun.Call{Handler: "follow", Request: u32(1)}); err != nil || res.Outcome != bytecode.OutcomeReply || res.Stats.KeptBytes != 0 {
+		t.Fatalf("follow 1, begun before the Keep: %v, outcome %v, code %d, %d kept bytes used; want a reply from none", err, res.Outcome, res.Code, res.Stats.KeptBytes)
+	}
+
+	// checked 10 fetches rec 10 (next out of range); after its READ
+	// another run keeps the same old copy, the node mends rec 10, and a
+	// third run fails on the copy and drops it. The first run's commit must
+	// not bring the old copy back.
+	regions = unitRegions()
+	plain := clientruntest.NewMemFetcher(regions...)
+	g := &afterFetcher{MemFetcher: plain}
+	r = newRunner()
+	next10(regions, 5000)
+	g.hook = func() {
+		if res, err := r.Run(ctx, plain, clientrun.Call{Handler: "checked", Request: u32(10)}); err != nil || res.Outcome != bytecode.OutcomeReply {
+			t.Errorf("checked 10: %v, outcome %v", err, res.Outcome)
+		}
+		next10(regions, 73)
+		if res, err := r.Run(ctx, plain, clientrun.Call{Handler: "follow", Request: u32(1)}); err != nil || res.Outcome == bytecode.OutcomeReply || res.Stats.KeptBytes != 24 || r.Kept() != 0 {
+			t.Errorf("follow 1 from the old copy: %v, outcome %v, %d kept bytes used, kept %d; want a fail that drops it", err, res.Outcome, res.Stats.KeptBytes, r.Kept())
+		}
+	}
+	if res, err := r.Run(ctx, g, clientrun.Call{Handler: "checked", Request: u32(10)}); err != nil || res.Outcome != bytecode.OutcomeReply {
+		t.Fatalf("checked 10 under way: %v, outcome %v", err, res.Outcome)
+	}
+	if r.Kept() != 0 {
+		t.Fatalf("kept %d bytes after the run under way ended, want none (its copy is as old as the one dropped)", r.Kept())
+	}
+	if res, err := r.Run(ctx, plain, clientrun.Call{Handler: "follow", Request: u32(1)}); err != nil || res.Outcome != bytecode.OutcomeReply {
+		t.Fatalf("follow 1 after the drop: %v, outcome %v, code %d", err, res.Outcome, res.Code)
 	}
 }
