@@ -215,7 +215,7 @@ func (r *fetchRun) fetch(ranges []bytecode.AccessRange, extra bool) error {
 // of them held) and of which it holds nothing, and returns what is still
 // missing of ranges.
 func (r *fetchRun) takeKept(ranges []bytecode.AccessRange) []bytecode.AccessRange {
-	if r.kept == nil || len(r.keepUnits) == 0 || len(ranges) == 0 {
+	if len(r.keepUnits) == 0 || len(ranges) == 0 {
 		return ranges // nothing kept, or nothing to take
 	}
 	n := r.kept.serve(r, ranges)

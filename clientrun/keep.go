@@ -121,10 +121,6 @@ func (k *keptStore) reset(units []bytecode.AccessRange, dropOn []int32) {
 func (k *keptStore) forget() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.forgetLocked()
-}
-
-func (k *keptStore) forgetLocked() {
 	k.gen++
 	k.kept, k.bytes = map[int][]byte{}, 0
 }

@@ -194,13 +194,11 @@ func New(obj *bytecode.Object, proofs []Proof, cfg Config) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clientrun: %w", err)
 	}
-	keep, err := checkKeep(obj, cfg.Keep.Ranges)
-	if err != nil {
-		return nil, err
-	}
 	r := &Runner{obj: obj, prog: prog, proofs: slices.Clone(proofs), cfg: cfg.withDefaults()}
 	r.cfg.Keep = Keep{} // the store holds it
-	r.kept.reset(keep, cfg.Keep.DropOn)
+	if err := r.Keep(cfg.Keep); err != nil {
+		return nil, err
+	}
 	r.machines.New = func() any {
 		env := r.cfg.Env
 		if env == nil {

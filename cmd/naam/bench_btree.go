@@ -72,7 +72,7 @@ func startBTree(ctx context.Context, server, caller *host.Node, records uint64, 
 func (s *btreeService) targets(ctx context.Context, mode string, clients int) ([]workload.Target, func(), error) {
 	var keep host.Keep
 	if mode == modeClientCached {
-		mode, keep = modeClient, host.Keep{Ranges: s.tree.UpperLevels(s.cacheLevels), DropOn: []int32{btree.CodeBusy, btree.CodeTooDeep}}
+		mode, keep = modeClient, s.tree.KeepUpperLevels(s.cacheLevels)
 	}
 	if pl, ok := placedMode(mode); ok {
 		return placedTargets(ctx, s.server, s.obj, s.cfg.InstallOptions(), pl, s.mac, keep, clients, func(c call.Caller) workload.Target {

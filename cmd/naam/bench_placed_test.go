@@ -215,7 +215,7 @@ func cachedTree(t *testing.T, name string, records uint64, fanout uint32, fill i
 	if err != nil {
 		t.Fatal(err)
 	}
-	keep := host.Keep{Ranges: bt.tree.UpperLevels(2), DropOn: []int32{btree.CodeBusy, btree.CodeTooDeep}}
+	keep := bt.tree.KeepUpperLevels(2)
 	if len(keep.Ranges) == 0 {
 		t.Fatal("nothing to keep")
 	}

@@ -5,7 +5,7 @@
 // (Client: the lookup, scan and update handlers of btree.naam, embedded)
 // or at the client, with one READ per level and the upper levels cached:
 // the lookup handler itself run at the caller (host.AtClient, with
-// Tree.UpperLevels kept there by host.Peer.KeepAtClient), or a descent in
+// Tree.KeepUpperLevels kept there by host.Peer.KeepAtClient), or a descent in
 // Go (RDMAClient).
 //
 // The tree (btree.naam has the protocol):

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/naam-project/naam/bytecode"
+	"github.com/naam-project/naam/host"
 )
 
 // Tree is host-side access to a tree's region bytes (host.Region.Bytes on
@@ -221,13 +222,22 @@ func (t *Tree) BulkLoad(keys, vals []uint64, fill int) error {
 	return nil
 }
 
+// KeepUpperLevels is what a caller keeps to run lookups at the client
+// from the top levels: UpperLevels(levels), dropped when a lookup fails
+// BUSY (a copy a writer tore) or TOO_DEEP (copies so old that a descent
+// from them visits more nodes than a lookup may); host.Peer.KeepAtClient
+// takes it.
+func (t *Tree) KeepUpperLevels(levels int) host.Keep {
+	return host.Keep{Ranges: t.UpperLevels(levels), DropOn: []int32{CodeBusy, CodeTooDeep}}
+}
+
 // UpperLevels returns the nodes of the top levels of the tree as BulkLoad
 // laid them, one range of the program's region (index 0) each, the units
 // a clientrun.Keep keeps whole: the root, node 0, and the nodes of the
 // levels-1 levels below it, which BulkLoad allocated last and together. They are inner nodes for as long as the
 // tree lives (a node's level never changes, but node 0's, which only
 // rises), so a caller may keep them from one lookup to the next
-// (clientrun.Keep, host.Peer.KeepAtClient, dropped on CodeBusy and
+// (KeepUpperLevels, host.Peer.KeepAtClient, dropped on CodeBusy and
 // CodeTooDeep): a split moves keys to a new node on the right and frees
 // none, so an old copy costs moves right, and a descent that needs more
 // than a lookup may make fails CodeTooDeep, which Client tries once more.

@@ -77,7 +77,8 @@ type Keep = clientrun.Keep
 // whole, which a later run reads again without a READ, and the fail codes
 // that drop them): data whose readers tolerate an old copy and check a
 // copy's consistency themselves, such as a B-link tree's inner nodes
-// (btree.Tree.UpperLevels, dropped on BUSY and TOO_DEEP). The zero Keep keeps nothing. It drops what runs of obj kept
+// (btree.Tree.KeepUpperLevels: the top levels, dropped on BUSY and
+// TOO_DEEP). The zero Keep keeps nothing. It drops what runs of obj kept
 // so far. obj is matched by its digest, as AddObject matches it, before
 // or after AddObject; all calls through the peer share what it keeps.
 func (p *Peer) KeepAtClient(obj *bytecode.Object, k Keep) error {
