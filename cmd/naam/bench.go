@@ -348,6 +348,9 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, workloadName string
 		}
 		result, note = s.result, s.note
 	case "btree":
+		if f.cacheLevels < 0 {
+			return fmt.Errorf("--cache-levels %d: the levels from the root to cache, 0 or more", f.cacheLevels)
+		}
 		s, err := startBTree(ctx, server, client, f.records, f.fanout, f.fill, f.cacheLevels, f.mac)
 		if err != nil {
 			return &cli.ExitError{Code: 1, Err: fmt.Errorf("btree: %w", err)}

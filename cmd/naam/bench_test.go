@@ -109,6 +109,7 @@ func TestBenchErrors(t *testing.T) {
 		{[]string{"bench", "kv", "--modes", "rdma-cached"}, `"rdma-cached" is not am or rdma`},
 		{[]string{"bench", "btree", "--against", "memcached"}, "only the kv and mica workloads"},
 		{[]string{"bench", "btree", "--fanout", "24"}, "fanout 24 is not a power of two"},
+		{[]string{"bench", "btree", "--cache-levels", "-1"}, "--cache-levels -1: the levels from the root to cache, 0 or more"},
 		{[]string{"bench", "offloads", "--programs", "0"}, "--programs must be 1…10000"},
 		{[]string{"bench", "offloads", "--programs", "5", "--tenants", "6"}, "--tenants must be 1…1000 and at most --programs"},
 		{[]string{"bench", "offloads", "--background", "-1"}, "--background must be 0 or more"},
